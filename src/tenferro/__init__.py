@@ -1,0 +1,57 @@
+"""tenferro: a tensor runtime in which ownership of memory is explicit and checked."""
+
+from __future__ import annotations
+
+from .copies import CopyStats, copy_stats, forbid_copies
+from .dtype import DType
+from .errors import (
+    AccessError,
+    BorrowError,
+    CopyForbiddenError,
+    DeviceAccessError,
+    GroupError,
+    HostAccessError,
+    MovedTensorError,
+    ReinterpretError,
+    RootImportError,
+    RuntimeStateError,
+    TenferroError,
+    ValidationError,
+)
+from .guards import HostReadGuard, HostWriteGuard
+from .placement import MemoryKind, Placement
+from .storage.identity import AllocationDomainId, AllocationId
+from .tensor import Tensor, from_numpy
+from .view import TensorView, TensorViewMut
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccessError",
+    "AllocationDomainId",
+    "AllocationId",
+    "BorrowError",
+    "CopyForbiddenError",
+    "CopyStats",
+    "DType",
+    "DeviceAccessError",
+    "GroupError",
+    "HostAccessError",
+    "HostReadGuard",
+    "HostWriteGuard",
+    "MemoryKind",
+    "MovedTensorError",
+    "Placement",
+    "ReinterpretError",
+    "RootImportError",
+    "RuntimeStateError",
+    "TenferroError",
+    "Tensor",
+    "TensorView",
+    "TensorViewMut",
+    "ValidationError",
+    "__version__",
+    "copy_stats",
+    "forbid_copies",
+    "from_numpy",
+]

@@ -1,0 +1,1 @@
+"""Storage: host buffers, allocation groups, roots, spans and identities."""

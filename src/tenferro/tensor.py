@@ -1,0 +1,648 @@
+"""`Tensor`: an owned, compact column-major tensor with checked borrows and moves.
+
+A tensor's storage is either a `HostBuffer` (the host branch: one 1-D buffer plus
+an optional recycler) or a reference into an `AllocationGroup` (the group branch).
+Every public method states its ownership effect: adopts, borrows, moves or copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import numpy as np
+
+from .borrow import as_memoryview
+from .copies import record_copy
+from .dtype import DType, as_dtype, dtype_of_array
+from .errors import (
+    BorrowError,
+    MovedTensorError,
+    ValidationError,
+)
+from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
+from .layout import col_major_strides, normalize_shape, shape_size
+from .placement import HOST_PLACEMENT, Placement
+from .storage.host import HostBuffer
+
+if TYPE_CHECKING:
+    from .storage.identity import AllocationDomainId, AllocationId
+    from .view import TensorView, TensorViewMut
+
+__all__ = ["Tensor", "from_numpy"]
+
+R = TypeVar("R")
+Shape = tuple[int, ...]
+
+
+def _eng() -> Any:
+    # Resolved on first use so the storage layer does not import the engine.
+    from .engine import default_engine
+
+    return default_engine()
+
+
+class Tensor:
+    """An owned tensor: a shape, a dtype and storage that it owns or lives in.
+
+    Build one with `Tensor.from_vec_col_major` (adopts, zero copy), `from_numpy`
+    or an engine operation. Read it with `host_data`, `map_read`, `to_numpy` or
+    `np.asarray` (borrows, zero copy); write it under `map_write` or
+    `as_view_mut` (exclusive borrows). Physical copies are explicit and counted.
+    """
+
+    __slots__ = ("__weakref__", "_dtype", "_moved", "_shape", "_st")
+
+    _shape: Shape
+    _dtype: DType
+    _st: Any
+    _moved: str | None
+
+    def __init__(self) -> None:
+        raise TypeError(
+            "Tensor() cannot be called directly; use Tensor.from_vec_col_major, "
+            "tenferro.from_numpy or an engine operation"
+        )
+
+    @classmethod
+    def _wrap(cls, shape: Shape, dtype: DType, storage: Any) -> Tensor:
+        """Internal constructor: no validation (callers have validated)."""
+        t = object.__new__(cls)
+        t._shape = shape
+        t._dtype = dtype
+        t._st = storage
+        t._moved = None
+        return t
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_vec_col_major(
+        cls, shape: Sequence[int], data: Any, dtype: DType | Any = None
+    ) -> Tensor:
+        """Adopt a 1-D numpy array as a column-major tensor, without copying.
+
+        Ownership: **adopts** ``data``. The tensor's buffer address equals the
+        array's. The caller's handle is frozen (``data.flags.writeable`` becomes
+        False) so it can still be read but can no longer change the tensor behind
+        its back; `into_vec_col_major` gives it back writable. A Python sequence is
+        also accepted: it is built into a new array once (not adopted).
+        """
+        op = "Tensor.from_vec_col_major"
+        want = as_dtype(dtype, op) if dtype is not None else None
+        if isinstance(data, np.ndarray):
+            dt = dtype_of_array(data, op)
+            if want is not None and want is not dt:
+                raise ValidationError(
+                    op,
+                    f"data has dtype {dt.name} but dtype={want.name} was requested; adopting "
+                    f"cannot convert: pass data.astype({want.numpy.name!r}) (a copy) instead",
+                    kind="DTYPE_MISMATCH",
+                    expected=want,
+                    actual=dt,
+                )
+            if data.ndim != 1:
+                raise ValidationError(
+                    op,
+                    f"data must be a 1-D array, got a {data.ndim}-D array of shape "
+                    f"{data.shape}; use tenferro.from_numpy for n-D arrays",
+                    kind="NOT_1D",
+                    data_shape=data.shape,
+                )
+            sh = normalize_shape(shape, op, dt.itemsize)
+            _check_length(op, sh, data.shape[0])
+            _check_adoptable(op, data)
+            return cls._wrap(sh, dt, _adopt(data, data))
+        arr = _build_from_sequence(op, data, want)
+        if arr.ndim != 1:
+            raise ValidationError(
+                op,
+                f"data must be 1-D, got nested data of shape {arr.shape}",
+                kind="NOT_1D",
+                data_shape=arr.shape,
+            )
+        dt = dtype_of_array(arr, op)
+        sh = normalize_shape(shape, op, dt.itemsize)
+        _check_length(op, sh, arr.shape[0])
+        return cls._wrap(sh, dt, HostBuffer(arr, arr))
+
+    @classmethod
+    def from_vec_row_major(
+        cls, shape: Sequence[int], data: Any, dtype: DType | Any = None
+    ) -> Tensor:
+        """Build a column-major tensor from row-major (C-order) data.
+
+        Ownership: **copies** (a named copy, counted): the elements are reordered
+        into a new buffer. ``data`` is left untouched and writable.
+        """
+        op = "Tensor.from_vec_row_major"
+        want = as_dtype(dtype, op) if dtype is not None else None
+        arr = data if isinstance(data, np.ndarray) else _build_from_sequence(op, data, want)
+        dt = dtype_of_array(arr, op)
+        if want is not None and want is not dt:
+            raise ValidationError(
+                op,
+                f"data has dtype {dt.name} but dtype={want.name} was requested",
+                kind="DTYPE_MISMATCH",
+                expected=want,
+                actual=dt,
+            )
+        if arr.ndim != 1:
+            raise ValidationError(
+                op,
+                f"data must be a 1-D array, got shape {arr.shape}",
+                kind="NOT_1D",
+                data_shape=arr.shape,
+            )
+        sh = normalize_shape(shape, op, dt.itemsize)
+        _check_length(op, sh, arr.shape[0])
+        n = arr.shape[0]
+        record_copy(op, n * dt.itemsize)
+        flat = np.empty(n, dtype=dt.numpy)
+        flat.reshape(sh, order="F")[...] = arr.reshape(sh)
+        return cls._wrap(sh, dt, HostBuffer(flat, flat))
+
+    # ------------------------------------------------------------------ state checks
+    def _live(self, op: str) -> Any:
+        st = self._st
+        if st is None:
+            self._raise_moved(op)
+        return st
+
+    def _raise_moved(self, op: str) -> NoReturn:
+        raise MovedTensorError(
+            op,
+            f"this tensor was moved by {self._moved}; use the value that operation returned",
+            moved_by=self._moved,
+        )
+
+    def _move(self, op: str) -> Any:
+        """Mark the tensor moved by ``op``; returns its former storage."""
+        st = self._live(op)
+        self._st = None
+        self._moved = op
+        return st
+
+    def _resolve(self, op: str, mapped: bool = False) -> tuple[HostBuffer, int]:
+        """The host buffer holding this tensor's elements, and the element offset in it.
+
+        ``mapped=False`` is host_data semantics (refuse memory that is not plain host);
+        ``mapped=True`` lets a host-mappable provider map it.
+        """
+        st = self._st
+        if st.__class__ is HostBuffer:
+            return st, 0
+        if st is None:
+            self._raise_moved(op)
+        buf, offset = st.host_buffer(op, mapped)
+        return buf, offset
+
+    @property
+    def is_moved(self) -> bool:
+        """True once an operation has moved this tensor."""
+        return self._st is None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> Shape:
+        self._live("Tensor.shape")
+        return self._shape
+
+    @property
+    def dtype(self) -> DType:
+        self._live("Tensor.dtype")
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        self._live("Tensor.ndim")
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        self._live("Tensor.size")
+        return shape_size(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        self._live("Tensor.nbytes")
+        return shape_size(self._shape) * self._dtype.itemsize
+
+    @property
+    def strides(self) -> Shape:
+        """Compact column-major strides, in elements."""
+        self._live("Tensor.strides")
+        return col_major_strides(self._shape)
+
+    @property
+    def placement(self) -> Placement:
+        st = self._live("Tensor.placement")
+        if st.__class__ is HostBuffer:
+            return HOST_PLACEMENT
+        placement: Placement = st.placement
+        return placement
+
+    @property
+    def allocation_domain(self) -> AllocationDomainId | None:
+        """The allocation domain, or None for plain host tensors (no identity)."""
+        st = self._live("Tensor.allocation_domain")
+        if st.__class__ is HostBuffer:
+            return None
+        return st.allocation_domain  # type: ignore[no-any-return]
+
+    @property
+    def allocation_id(self) -> AllocationId | None:
+        """The allocation id within its domain, or None for plain host tensors."""
+        st = self._live("Tensor.allocation_id")
+        if st.__class__ is HostBuffer:
+            return None
+        return st.allocation_id  # type: ignore[no-any-return]
+
+    @property
+    def is_group_backed(self) -> bool:
+        st = self._live("Tensor.is_group_backed")
+        return st.__class__ is not HostBuffer
+
+    # ------------------------------------------------------------------ shared borrows
+    def _read_flat(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
+        buf, offset = self._resolve(op, mapped)
+        if buf.exclusive is not None:
+            buf.check_shared(op)
+        return buf.read_flat(self._dtype.numpy, offset, shape_size(self._shape))
+
+    def _read_array(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
+        flat = self._read_flat(op, mapped)
+        shape = self._shape
+        return flat if len(shape) == 1 else flat.reshape(shape, order="F")
+
+    def host_data(self) -> np.ndarray[Any, Any]:
+        """A read-only 1-D view of the elements in column-major order.
+
+        Ownership: **borrows** (zero copy; a live alias). Refuses storage that is
+        not plain host memory with `HostAccessError`: download explicitly first.
+        """
+        return self._read_flat("Tensor.host_data")
+
+    def map_read(self) -> HostReadGuard:
+        """A shared-borrow guard whose ``.array`` is the read-only column-major array.
+
+        Ownership: **borrows**. Host-mappable provider memory is mapped; memory that
+        cannot be mapped raises `HostAccessError` (kind UNSUPPORTED).
+        """
+        return HostReadGuard(self._read_array("Tensor.map_read", mapped=True))
+
+    def with_host_read(self, fn: Callable[[np.ndarray[Any, Any]], R]) -> R:
+        """Call ``fn`` with a read-only 1-D view of the elements and return its result.
+
+        Ownership: **borrows** for the duration of the call; maps provider memory
+        when the provider can.
+        """
+        return fn(self._read_flat("Tensor.with_host_read", mapped=True))
+
+    def to_numpy(self, copy: bool = False) -> np.ndarray[Any, Any]:
+        """The elements as a column-major numpy array.
+
+        Ownership: **borrows** (read-only, zero copy) by default; ``copy=True`` is a
+        named copy into a new writable array.
+        """
+        op = "Tensor.to_numpy"
+        arr = self._read_array(op)
+        if copy:
+            record_copy("Tensor.to_numpy(copy=True)", arr.nbytes)
+            return np.array(arr, order="F", copy=True)
+        return arr
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        op = "Tensor.__array__"
+        arr = self._read_array(op)
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValidationError(
+                    op,
+                    f"converting {self._dtype.name} to {np.dtype(dtype)} needs a copy but "
+                    "copy=False was given; pass copy=None or convert with the engine",
+                    kind="COPY_REQUIRED",
+                )
+            record_copy(f"{op}(dtype={np.dtype(dtype)})", arr.size * np.dtype(dtype).itemsize)
+            return arr.astype(dtype, order="F")
+        if copy:
+            record_copy(f"{op}(copy=True)", arr.nbytes)
+            return np.array(arr, order="F", copy=True)
+        return arr
+
+    def as_view(self) -> TensorView:
+        """A strided read-only view sharing the buffer. Ownership: **borrows**."""
+        from .view import TensorView
+
+        op = "Tensor.as_view"
+        buf, offset = self._resolve(op)
+        if buf.exclusive is not None:
+            buf.check_shared(op)
+        root = buf.read_root()
+        if root.dtype != self._dtype.numpy:
+            root = root.view(self._dtype.numpy)
+        return TensorView._make(
+            root, self._dtype, self._shape, col_major_strides(self._shape), offset, self._st
+        )
+
+    # ------------------------------------------------------------------ exclusive borrows
+    def map_write(self) -> HostWriteGuard:
+        """An exclusive borrow; ``.array`` is writable and column-major until it ends.
+
+        Ownership: **borrows exclusively**. Raises `BorrowError` while any alias of
+        the buffer is alive. Use as ``with t.map_write() as w: w.array[...] = ...``;
+        on exit every array handed out becomes read-only.
+        """
+        op = "Tensor.map_write"
+        buf, offset = self._resolve(op, mapped=True)
+        borrow = ExclusiveBorrow(buf, op)
+        return HostWriteGuard(borrow, self._dtype.numpy, offset, self._shape)
+
+    def as_view_mut(self) -> TensorViewMut:
+        """An exclusive, writable view; use as ``with t.as_view_mut() as mv: ...``.
+
+        Ownership: **borrows exclusively** until the block ends.
+        """
+        from .view import TensorViewMut
+
+        op = "Tensor.as_view_mut"
+        buf, offset = self._resolve(op)
+        borrow = ExclusiveBorrow(buf, op)
+        return TensorViewMut._make_root(
+            borrow, self._dtype, self._shape, col_major_strides(self._shape), offset, self._st
+        )
+
+    def _begin_out(self, op: str) -> tuple[ExclusiveBorrow, np.ndarray[Any, Any]]:
+        """Start an exclusive borrow for an engine ``out=`` write.
+
+        Returns the borrow (end it when done) and the writable column-major array.
+        """
+        buf, offset = self._resolve(op)
+        borrow = ExclusiveBorrow(buf, op)
+        root = borrow.root(op)
+        if root.dtype != self._dtype.numpy:
+            root = root.view(self._dtype.numpy)
+        n = shape_size(self._shape)
+        flat = root[offset : offset + n]
+        return borrow, (flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F"))
+
+    # ------------------------------------------------------------------ moves and copies
+    def into_vec_col_major(self) -> tuple[Shape, np.ndarray[Any, Any]]:
+        """Give the buffer back: ``(shape, ndarray)`` with the very same memory, writable.
+
+        Ownership: **moves** the tensor (any later use raises `MovedTensorError`).
+        The pool link is cleared: the buffer is now the caller's and never returns
+        to a pool. Refused with `BorrowError` while an alias is alive.
+        """
+        op = "Tensor.into_vec_col_major"
+        st = self._live(op)
+        if st.__class__ is not HostBuffer:
+            from .storage.group import group_into_vec
+
+            flat = group_into_vec(self, op)
+            return self._shape, flat
+        st.check_exclusive(op)
+        out = _release_host_buffer(st)
+        self._move(op)
+        return self._shape, out
+
+    def duplicate(self) -> Tensor:
+        """A new tensor with its own buffer and the same placement.
+
+        Ownership: **copies** (a named copy, counted).
+        """
+        op = "Tensor.duplicate"
+        st = self._live(op)
+        if st.__class__ is not HostBuffer and not st.host_addressable:
+            return st.duplicate(self, op)  # type: ignore[no-any-return]
+        src = self._read_flat(op)
+        record_copy(op, src.nbytes)
+        flat = np.empty_like(src)
+        np.copyto(flat, src)
+        return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
+
+    def download(self) -> Tensor:
+        """A plain host tensor with a copy of the elements, mapped from any placement.
+
+        Ownership: **copies** (a named copy, counted). The only way to read memory
+        that `host_data` refuses.
+        """
+        op = "Tensor.download"
+        src = self._read_flat(op, mapped=True)
+        record_copy(op, src.nbytes)
+        flat = np.empty_like(src)
+        np.copyto(flat, src)
+        return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
+
+    def promote(self) -> Tensor:
+        """Move this tensor into a one-entry allocation group (no element copy).
+
+        Ownership: **moves**. An engine output keeps its pool link.
+        """
+        from .storage.group import promote_tensor
+
+        return promote_tensor(self)
+
+    def into_host(self) -> Tensor:
+        """Narrow to a plain host tensor if the storage allows it.
+
+        Ownership: **moves** on success. A group-backed tensor raises
+        `ReinterpretError` and stays usable.
+        """
+        op = "Tensor.into_host"
+        st = self._live(op)
+        if st.__class__ is HostBuffer:
+            moved = self._move(op)
+            return Tensor._wrap(self._shape, self._dtype, moved)
+        from .storage.group import group_into_host
+
+        return group_into_host(self, op)
+
+    def share_handle(self) -> Any:
+        """A small picklable handle to a shared-memory tensor (see `SharedMemoryDomain`)."""
+        from .domains.shared_memory import share_handle
+
+        return share_handle(self)
+
+    # ------------------------------------------------------------------ python protocol
+    def __repr__(self) -> str:
+        if self._st is None:
+            return f"Tensor(<moved by {self._moved}>)"
+        head = f"shape={self._shape}, dtype={self._dtype.name}"
+        st = self._st
+        if st.__class__ is HostBuffer:
+            if shape_size(self._shape) <= 16 and st.exclusive is None:
+                vals = self._read_flat("Tensor.__repr__").tolist()
+                return f"Tensor({head}, data={vals})"
+            return f"Tensor({head})"
+        return (
+            f"Tensor({head}, placement={st.placement}, "
+            f"allocation_domain={st.allocation_domain}, allocation_id={st.allocation_id})"
+        )
+
+    def __reduce__(self) -> NoReturn:
+        raise BorrowError(
+            "Tensor.__reduce__",
+            "pickling or copy.copy would copy the buffer implicitly; call duplicate() or "
+            "to_numpy(copy=True) (named copies), or send share_handle() across processes",
+            kind="IMPLICIT_COPY",
+        )
+
+    def __copy__(self) -> NoReturn:
+        self.__reduce__()
+
+    def __deepcopy__(self, memo: Any) -> NoReturn:
+        self.__reduce__()
+
+    def __len__(self) -> int:
+        shape = self._live("Tensor.__len__") and self._shape
+        if not shape:
+            raise TypeError("len() of a rank-0 tensor")
+        return shape[0]
+
+    # Operators run on the current default engine (`with eng:` switches it).
+    def __add__(self, other: Any) -> Tensor:
+        return _eng().add(self, other)  # type: ignore[no-any-return]
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _eng().add(other, self)  # type: ignore[no-any-return]
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _eng().sub(self, other)  # type: ignore[no-any-return]
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _eng().sub(other, self)  # type: ignore[no-any-return]
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _eng().mul(self, other)  # type: ignore[no-any-return]
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _eng().mul(other, self)  # type: ignore[no-any-return]
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _eng().div(self, other)  # type: ignore[no-any-return]
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _eng().div(other, self)  # type: ignore[no-any-return]
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _eng().pow(self, other)  # type: ignore[no-any-return]
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _eng().matmul(self, other)  # type: ignore[no-any-return]
+
+    def __neg__(self) -> Tensor:
+        return _eng().neg(self)  # type: ignore[no-any-return]
+
+    def __abs__(self) -> Tensor:
+        return _eng().abs(self)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------- helpers
+def _check_length(op: str, shape: Shape, length: int) -> None:
+    need = shape_size(shape)
+    if need != length:
+        raise ValidationError(
+            op,
+            f"shape {shape} needs {need} elements but data has {length}",
+            kind="LENGTH_MISMATCH",
+            shape=shape,
+            expected=need,
+            actual=length,
+        )
+
+
+def _check_adoptable(op: str, data: np.ndarray[Any, Any]) -> None:
+    if not data.flags.writeable:
+        raise ValidationError(
+            op,
+            "data is read-only (perhaps already adopted by another tensor); adopting it "
+            "would share memory tenferro cannot own; pass a writable array, or use "
+            "tenferro.from_numpy(arr, copy=True) for a named copy",
+            kind="READ_ONLY",
+        )
+    if not (data.flags.f_contiguous or data.flags.c_contiguous):
+        raise ValidationError(
+            op,
+            f"data is not contiguous (strides {data.strides}); pass np.ascontiguousarray(data) "
+            "(a copy) or use from_numpy(arr, copy=True)",
+            kind="NOT_CONTIGUOUS",
+        )
+
+
+def _adopt(data: np.ndarray[Any, Any], flat_view: np.ndarray[Any, Any]) -> HostBuffer:
+    """Adopt ``data`` (whose elements ``flat_view`` lists column-major): zero copy."""
+    # INVARIANT: the writable array is made before freezing `data`, and is built on
+    # a memoryview so that tenferro's own views never collapse onto `data`.
+    owner = np.frombuffer(as_memoryview(flat_view), dtype=flat_view.dtype)
+    data.flags.writeable = False
+    return HostBuffer(owner, owner, None, data)
+
+
+def _build_from_sequence(op: str, data: Any, want: DType | None) -> np.ndarray[Any, Any]:
+    if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
+        raise ValidationError(
+            op,
+            f"data must be a numpy array or a sequence of numbers, got {type(data).__name__}",
+            kind="INVALID_DATA",
+        )
+    try:
+        arr = np.array(data, dtype=want.numpy if want is not None else None)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            op, f"data cannot be read as numbers: {exc}", kind="INVALID_DATA"
+        ) from None
+    if arr.dtype.kind in "OUSV":
+        raise ValidationError(
+            op, f"data holds {arr.dtype} values, not numbers", kind="INVALID_DATA"
+        )
+    return arr
+
+
+def _release_host_buffer(buf: HostBuffer) -> np.ndarray[Any, Any]:
+    """Hand a host buffer's memory to the caller: writable, no pool link."""
+    buf.detach_recycler()
+    origin = buf.origin
+    if origin is not None:
+        try:
+            origin.flags.writeable = True
+        except ValueError:
+            return buf.flat
+        buf.origin = None
+        return origin if origin.ndim == 1 else origin.reshape(-1, order="F")
+    return buf.flat
+
+
+def from_numpy(arr: Any, copy: bool = False) -> Tensor:
+    """A tensor from a numpy array of any rank.
+
+    Ownership: with ``copy=False`` **adopts** an F-contiguous (column-major)
+    writable array without copying and freezes the caller's handle; any other
+    array raises `ValidationError` saying to pass ``copy=True``. ``copy=True`` is
+    a named copy (counted) and leaves ``arr`` untouched.
+    """
+    op = "tenferro.from_numpy"
+    if not isinstance(arr, np.ndarray):
+        if not copy:
+            raise ValidationError(
+                op,
+                f"expected a numpy array, got {type(arr).__name__}; pass copy=True to "
+                "build a tensor from it (a named copy)",
+                kind="INVALID_DATA",
+            )
+        arr = _build_from_sequence(op, arr, None)
+    dt = dtype_of_array(arr, op)
+    shape = tuple(int(d) for d in arr.shape)
+    if copy:
+        record_copy("tenferro.from_numpy(copy=True)", arr.nbytes)
+        flat = np.empty(arr.size, dtype=dt.numpy)
+        flat.reshape(shape, order="F")[...] = arr
+        return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
+    if not arr.flags.f_contiguous:
+        raise ValidationError(
+            op,
+            f"array of shape {arr.shape} is not F-contiguous (column-major); adopting it "
+            "would need a copy: pass copy=True (a named copy) or np.asfortranarray(arr)",
+            kind="NOT_F_CONTIGUOUS",
+        )
+    _check_adoptable(op, arr)
+    return Tensor._wrap(shape, dt, _adopt(arr, arr.reshape(-1, order="F")))

@@ -1,0 +1,458 @@
+"""Strided views: `TensorView` (shared) and `TensorViewMut` (exclusive).
+
+A view is a descriptor (shape, strides and offset in elements) over a tensor's
+buffer. View transforms change the descriptor only; they never copy. A view
+holds the buffer's root array, so while it is alive it counts as an alias.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .copies import record_copy
+from .dtype import DType
+from .errors import ValidationError
+from .guards import ExclusiveBorrow
+from .layout import (
+    col_major_strides,
+    element_interval,
+    is_compact_col_major,
+    normalize_perm,
+    normalize_shape,
+    shape_size,
+)
+from .storage.host import HostBuffer
+from .tensor import Tensor
+
+__all__ = ["TensorView", "TensorViewMut"]
+
+Shape = tuple[int, ...]
+
+
+class _ViewBase:
+    __slots__ = ("_dtype", "_offset", "_shape", "_source", "_strides")
+
+    _dtype: DType
+    _shape: Shape
+    _strides: Shape
+    _offset: int
+    _source: Any
+
+    _kind = "TensorView"
+
+    # -- descriptor ---------------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    @property
+    def strides(self) -> Shape:
+        """Strides in elements (may be negative or zero-free gaps)."""
+        return self._strides
+
+    @property
+    def offset(self) -> int:
+        """Element offset of index (0, ..., 0) in the buffer."""
+        return self._offset
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return shape_size(self._shape)
+
+    @property
+    def is_contiguous(self) -> bool:
+        """True for a compact column-major view (what `duplicate` and reshape accept)."""
+        return is_compact_col_major(self._shape, self._strides)
+
+    def _root(self, op: str) -> np.ndarray[Any, Any]:
+        raise NotImplementedError
+
+    def _derive(self, shape: Shape, strides: Shape, offset: int, dtype: DType | None = None) -> Any:
+        raise NotImplementedError
+
+    def _strided(self, op: str) -> np.ndarray[Any, Any]:
+        root = self._root(op)
+        if self._dtype.numpy != root.dtype:
+            root = root.view(self._dtype.numpy)
+        shape = self._shape
+        if shape_size(shape) == 0:
+            return root[0:0].reshape(shape)
+        isz = root.itemsize
+        return np.ndarray(
+            shape,
+            root.dtype,
+            buffer=root,
+            offset=self._offset * isz,
+            strides=tuple(s * isz for s in self._strides),
+        )
+
+    # -- transforms (descriptor only) -----------------------------------------------------
+    def transpose_view(self, perm: Any) -> Any:
+        """Permute axes. No copy."""
+        p = normalize_perm(perm, len(self._shape), f"{self._kind}.transpose_view")
+        return self._derive(
+            tuple(self._shape[i] for i in p), tuple(self._strides[i] for i in p), self._offset
+        )
+
+    def slice_view(self, index: Any) -> Any:
+        """numpy-style basic indexing with ints, slices (any non-zero step) and ``...``."""
+        op = f"{self._kind}.slice_view"
+        idx = index if isinstance(index, tuple) else (index,)
+        n_ell = sum(1 for i in idx if i is Ellipsis)
+        if n_ell > 1:
+            raise ValidationError(
+                op, "an index can only have one ellipsis (...)", kind="INVALID_INDEX"
+            )
+        n_real = len(idx) - n_ell
+        if n_real > len(self._shape):
+            raise ValidationError(
+                op,
+                f"too many indices ({n_real}) for a rank-{len(self._shape)} view",
+                kind="INVALID_INDEX",
+                index=index,
+            )
+        if n_ell:
+            pos = next(i for i, x in enumerate(idx) if x is Ellipsis)
+            fill = (slice(None),) * (len(self._shape) - n_real)
+            idx = idx[:pos] + fill + idx[pos + 1 :]
+        idx = idx + (slice(None),) * (len(self._shape) - len(idx))
+        shape: list[int] = []
+        strides: list[int] = []
+        offset = self._offset
+        for axis, (item, dim, stride) in enumerate(
+            zip(idx, self._shape, self._strides, strict=True)
+        ):
+            if isinstance(item, slice):
+                if item.step is not None and operator.index(item.step) == 0:
+                    raise ValidationError(
+                        op,
+                        f"slice step cannot be zero (axis {axis})",
+                        kind="INVALID_INDEX",
+                        index=index,
+                    )
+                try:
+                    start, stop, step = item.indices(dim)
+                except TypeError:
+                    raise ValidationError(
+                        op,
+                        f"slice bounds must be ints, got {item!r}",
+                        kind="INVALID_INDEX",
+                        index=index,
+                    ) from None
+                length = len(range(start, stop, step))
+                offset += start * stride if length else 0
+                shape.append(length)
+                strides.append(stride * step)
+                continue
+            if isinstance(item, bool):
+                raise ValidationError(
+                    op,
+                    f"boolean index {item!r} is not supported",
+                    kind="INVALID_INDEX",
+                    index=index,
+                )
+            try:
+                i = operator.index(item)
+            except TypeError:
+                raise ValidationError(
+                    op,
+                    f"index entries must be ints, slices or ..., got {item!r}",
+                    kind="INVALID_INDEX",
+                    index=index,
+                ) from None
+            if not -dim <= i < dim:
+                raise ValidationError(
+                    op,
+                    f"index {i} is out of range for axis {axis} of size {dim}",
+                    kind="INDEX_OUT_OF_RANGE",
+                    index=index,
+                    axis=axis,
+                    size=dim,
+                )
+            offset += (i % dim) * stride
+        return self._derive(tuple(shape), tuple(strides), offset)
+
+    def reshape_view(self, shape: Any) -> Any:
+        """Reinterpret a compact column-major view with a new shape. No copy."""
+        op = f"{self._kind}.reshape_view"
+        new = normalize_shape(shape, op, self._dtype.itemsize)
+        if shape_size(new) != self.size:
+            raise ValidationError(
+                op,
+                f"cannot reshape {self._shape} ({self.size} elements) to {new} "
+                f"({shape_size(new)} elements)",
+                kind="LENGTH_MISMATCH",
+            )
+        if not self.is_contiguous:
+            raise ValidationError(
+                op,
+                f"the view (shape {self._shape}, strides {self._strides}) is not compact "
+                "column-major, so it cannot be reshaped without a copy; call to_col_major() "
+                "first (a named copy)",
+                kind="NOT_CONTIGUOUS",
+            )
+        return self._derive(new, col_major_strides(new), self._offset)
+
+    def as_real_view(self) -> Any:
+        """View a complex tensor as real: a leading axis of 2 (re, im), doubled strides."""
+        op = f"{self._kind}.as_real_view"
+        if not self._dtype.is_complex:
+            raise ValidationError(
+                op,
+                f"as_real_view needs a complex view, got {self._dtype.name}",
+                kind="DTYPE_MISMATCH",
+                dtype=self._dtype,
+            )
+        return self._derive(
+            (2, *self._shape),
+            (1, *(2 * s for s in self._strides)),
+            2 * self._offset,
+            self._dtype.real,
+        )
+
+    def get(self, index: Any) -> Any:
+        """The element at a full integer index, as a Python scalar."""
+        op = f"{self._kind}.get"
+        idx = index if isinstance(index, tuple) else (index,)
+        if len(idx) != len(self._shape):
+            raise ValidationError(
+                op,
+                f"get needs {len(self._shape)} indices, got {len(idx)}",
+                kind="INVALID_INDEX",
+                index=index,
+            )
+        pos = self._offset
+        for axis, (item, dim, stride) in enumerate(
+            zip(idx, self._shape, self._strides, strict=True)
+        ):
+            if isinstance(item, bool):
+                raise ValidationError(op, "boolean indices are not supported", kind="INVALID_INDEX")
+            try:
+                i = operator.index(item)
+            except TypeError:
+                raise ValidationError(
+                    op, f"indices must be ints, got {item!r}", kind="INVALID_INDEX", index=index
+                ) from None
+            if not -dim <= i < dim:
+                raise ValidationError(
+                    op,
+                    f"index {i} is out of range for axis {axis} of size {dim}",
+                    kind="INDEX_OUT_OF_RANGE",
+                    index=index,
+                    axis=axis,
+                    size=dim,
+                )
+            pos += (i % dim) * stride
+        root = self._root(op)
+        if self._dtype.numpy != root.dtype:
+            root = root.view(self._dtype.numpy)
+        return root[pos].item()
+
+    # -- named copies -----------------------------------------------------------------------
+    def duplicate(self) -> Tensor:
+        """A new tensor with a copy of a compact column-major view.
+
+        Ownership: **copies** (named, counted). Strided views raise
+        `ValidationError`: use `to_col_major` to materialise them.
+        """
+        op = f"{self._kind}.duplicate"
+        if not self.is_contiguous:
+            raise ValidationError(
+                op,
+                f"the view (strides {self._strides}) is not contiguous; use to_col_major() "
+                "to materialise a strided view (a named copy)",
+                kind="NOT_CONTIGUOUS",
+            )
+        return self._materialise(op)
+
+    def to_col_major(self) -> Tensor:
+        """Materialise any view into a new compact column-major tensor.
+
+        Ownership: **copies** (named, counted).
+        """
+        return self._materialise(f"{self._kind}.to_col_major")
+
+    def _materialise(self, op: str) -> Tensor:
+        src = self._strided(op)
+        record_copy(op, src.nbytes)
+        flat = np.empty(src.size, dtype=src.dtype)
+        if len(self._shape) == 1:
+            np.copyto(flat, src)
+        else:
+            np.copyto(flat.reshape(self._shape, order="F"), src)
+        return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
+
+    def __repr__(self) -> str:
+        return (
+            f"{self._kind}(shape={self._shape}, strides={self._strides}, "
+            f"offset={self._offset}, dtype={self._dtype.name})"
+        )
+
+
+class TensorView(_ViewBase):
+    """A shared, read-only strided view of a tensor's buffer. Ownership: **borrows**."""
+
+    __slots__ = ("_base",)
+    _kind = "TensorView"
+    _base: np.ndarray[Any, Any]
+
+    @classmethod
+    def _make(
+        cls,
+        root: np.ndarray[Any, Any],
+        dtype: DType,
+        shape: Shape,
+        strides: Shape,
+        offset: int,
+        source: Any,
+    ) -> TensorView:
+        v = object.__new__(cls)
+        v._base = root  # holding the root makes this view a counted alias
+        v._dtype = dtype
+        v._shape = shape
+        v._strides = strides
+        v._offset = offset
+        v._source = source
+        return v
+
+    def _root(self, op: str) -> np.ndarray[Any, Any]:
+        return self._base
+
+    def _derive(
+        self, shape: Shape, strides: Shape, offset: int, dtype: DType | None = None
+    ) -> TensorView:
+        root = self._base
+        if dtype is not None and dtype.numpy != root.dtype:
+            root = root.view(dtype.numpy)
+        return TensorView._make(root, dtype or self._dtype, shape, strides, offset, self._source)
+
+    def to_numpy(self) -> np.ndarray[Any, Any]:
+        """The strided numpy view: read-only, zero copy."""
+        return self._strided("TensorView.to_numpy")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        arr = self._strided("TensorView.__array__")
+        if copy or (dtype is not None and np.dtype(dtype) != arr.dtype):
+            if copy is False:
+                raise ValidationError(
+                    "TensorView.__array__", "a dtype change needs a copy", kind="COPY_REQUIRED"
+                )
+            record_copy("TensorView.__array__(copy)", arr.nbytes)
+            return np.array(arr, dtype=dtype, copy=True)
+        return arr
+
+
+class TensorViewMut(_ViewBase):
+    """An exclusive, writable strided view, valid while its borrow lasts.
+
+    The view returned by `Tensor.as_view_mut` owns the borrow and is a context
+    manager; views derived from it (slices, `try_multi_slice_mut` halves) share it.
+    """
+
+    __slots__ = ("_borrow", "_owns")
+    _kind = "TensorViewMut"
+    _borrow: ExclusiveBorrow
+    _owns: bool
+
+    @classmethod
+    def _make_root(
+        cls,
+        borrow: ExclusiveBorrow,
+        dtype: DType,
+        shape: Shape,
+        strides: Shape,
+        offset: int,
+        source: Any,
+    ) -> TensorViewMut:
+        v = cls._make(borrow, dtype, shape, strides, offset, source)
+        v._owns = True
+        return v
+
+    @classmethod
+    def _make(
+        cls,
+        borrow: ExclusiveBorrow,
+        dtype: DType,
+        shape: Shape,
+        strides: Shape,
+        offset: int,
+        source: Any,
+    ) -> TensorViewMut:
+        v = object.__new__(cls)
+        v._borrow = borrow
+        v._owns = False
+        v._dtype = dtype
+        v._shape = shape
+        v._strides = strides
+        v._offset = offset
+        v._source = source
+        return v
+
+    def _root(self, op: str) -> np.ndarray[Any, Any]:
+        return self._borrow.root(op)
+
+    def _derive(
+        self, shape: Shape, strides: Shape, offset: int, dtype: DType | None = None
+    ) -> TensorViewMut:
+        return TensorViewMut._make(
+            self._borrow, dtype or self._dtype, shape, strides, offset, self._source
+        )
+
+    def __enter__(self) -> TensorViewMut:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._owns:
+            self._borrow.end()
+
+    def release(self) -> None:
+        """End the exclusive borrow (leaving the ``with`` block does this)."""
+        self._borrow.end()
+
+    def to_numpy(self) -> np.ndarray[Any, Any]:
+        """The strided numpy view, writable until the borrow ends (then read-only)."""
+        return self._borrow.hand_out(self._strided("TensorViewMut.to_numpy"))
+
+    def set(self, index: Any, value: Any) -> None:
+        """Write one element at a full integer index."""
+        arr = self._strided("TensorViewMut.set")
+        idx = index if isinstance(index, tuple) else (index,)
+        if len(idx) != len(self._shape):
+            raise ValidationError(
+                "TensorViewMut.set",
+                f"set needs {len(self._shape)} indices, got {len(idx)}",
+                kind="INVALID_INDEX",
+            )
+        try:
+            arr[idx] = value
+        except IndexError as exc:
+            raise ValidationError(
+                "TensorViewMut.set", str(exc), kind="INDEX_OUT_OF_RANGE"
+            ) from None
+
+    def try_multi_slice_mut(self, a: Any, b: Any) -> tuple[TensorViewMut, TensorViewMut] | None:
+        """Two mutable views when their element intervals are disjoint, else None.
+
+        The test compares the lowest-to-highest element offsets each slice can
+        touch: the two columns of a 2x2 column-major matrix split, its two rows
+        (offsets {0, 2} and {1, 3}) do not.
+        """
+        self._borrow.root("TensorViewMut.try_multi_slice_mut")
+        left: TensorViewMut = self.slice_view(a)
+        right: TensorViewMut = self.slice_view(b)
+        ia = element_interval(left._shape, left._strides, left._offset)
+        ib = element_interval(right._shape, right._strides, right._offset)
+        if ia is not None and ib is not None and not (ia[1] < ib[0] or ib[1] < ia[0]):
+            return None
+        return left, right
