@@ -1,0 +1,1 @@
+"""Benchmarks measured side by side with numpy / opt_einsum, printed as ratios."""

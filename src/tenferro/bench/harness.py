@@ -1,0 +1,117 @@
+"""Side-by-side timing: interleaved repetitions, medians, ratios.
+
+A case times several *contenders* (callables) on the same inputs. Repetitions
+are interleaved (A, B, A, B, ...) so drift in machine load affects every
+contender alike; each contender's median is reported, and ratios are taken
+against a named baseline contender.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CaseResult", "Target", "time_case"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A ratio target: ``contender`` time / ``baseline`` time must be <= ``max_ratio``."""
+
+    contender: str
+    baseline: str
+    max_ratio: float
+
+    def describe(self) -> str:
+        return f"{self.contender}/{self.baseline} <= {self.max_ratio:g}"
+
+
+@dataclass
+class CaseResult:
+    """Medians (seconds) per contender, plus the targets checked on them."""
+
+    name: str
+    group: str
+    size: int
+    medians: dict[str, float]
+    targets: list[Target] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def ratio(self, contender: str, baseline: str) -> float:
+        return self.medians[contender] / self.medians[baseline]
+
+    def target_results(self) -> list[tuple[Target, float, bool]]:
+        out = []
+        for t in self.targets:
+            r = self.ratio(t.contender, t.baseline)
+            out.append((t, r, r <= t.max_ratio))
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "group": self.group,
+            "size": self.size,
+            "medians_s": self.medians,
+            "targets": [
+                {"target": t.describe(), "ratio": r, "met": ok}
+                for t, r, ok in self.target_results()
+            ],
+            **self.extra,
+        }
+
+
+def time_case(
+    name: str,
+    contenders: Sequence[tuple[str, Callable[[], Any]]],
+    *,
+    group: str = "",
+    size: int = 0,
+    repeats: int = 15,
+    inner: int = 1,
+    warmup: int = 2,
+    targets: Sequence[Target] = (),
+) -> CaseResult:
+    """Time each contender ``repeats`` times, interleaved; ``inner`` calls per sample."""
+    for _, fn in contenders:
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[float]] = {label: [] for label, _ in contenders}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for rep in range(repeats):
+            order = contenders if rep % 2 == 0 else list(reversed(contenders))
+            for label, fn in order:
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    fn()
+                samples[label].append((time.perf_counter() - t0) / inner)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    medians = {label: statistics.median(v) for label, v in samples.items()}
+    return CaseResult(name, group, size, medians, list(targets))
+
+
+def format_seconds(s: float) -> str:
+    if s < 1e-6:
+        return f"{s * 1e9:.0f} ns"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def print_results(results: Sequence[CaseResult]) -> None:
+    """Plain-text report: medians per contender and each target's ratio."""
+    for r in results:
+        meds = ", ".join(f"{k}={format_seconds(v)}" for k, v in r.medians.items())
+        print(f"{r.name}: {meds}")
+        for t, ratio, ok in r.target_results():
+            print(f"    {t.describe():40s} ratio {ratio:6.3f}  {'met' if ok else 'MISSED'}")

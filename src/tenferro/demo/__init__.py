@@ -1,0 +1,73 @@
+"""`python -m tenferro demo`: the main line and the storage facts, each one checked.
+
+Each section prints facts as the seed chapter's experiment does and checks them:
+a fact that does not hold makes the demo fail (exit status 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DemoFailure", "Facts", "run_demo"]
+
+
+class DemoFailure(AssertionError):
+    """A demo fact did not hold."""
+
+
+@dataclass
+class Facts:
+    """Collects printed, checked facts."""
+
+    out: Callable[[str], None] = print
+    failures: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def section(self, title: str) -> None:
+        self.out("")
+        self.out(f"== {title} ==")
+
+    def show(self, label: str, value: Any) -> None:
+        """Print an observation that is informative but not checked."""
+        self.out(f"{label} = {value}")
+
+    def check(self, label: str, value: Any, expected: Any = True) -> Any:
+        """Print ``label: value`` and record a failure unless ``value == expected``."""
+        self.count += 1
+        ok = bool(value == expected)
+        mark = "" if ok else f"   <-- expected {expected!r}"
+        self.out(f"{label}: {value}{mark}")
+        if not ok:
+            self.failures.append(f"{label}: got {value!r}, expected {expected!r}")
+        return value
+
+
+def _sections() -> list[Callable[[Facts], None]]:
+    from . import storage
+
+    sections: list[Callable[[Facts], None]] = [storage.run]
+    # Later sections register here as they exist (engine, groups, domains).
+    for name in ("engine", "groups", "domains"):
+        try:
+            module = __import__(f"{__name__}.{name}", fromlist=["run"])
+        except ModuleNotFoundError:
+            continue
+        sections.append(module.run)
+    return sections
+
+
+def run_demo(out: Callable[[str], None] = print) -> Facts:
+    """Run every section; raise `DemoFailure` listing the facts that did not hold."""
+    facts = Facts(out=out)
+    for section in _sections():
+        section(facts)
+    out("")
+    if facts.failures:
+        raise DemoFailure(
+            f"{len(facts.failures)} of {facts.count} facts did not hold: "
+            + "; ".join(facts.failures)
+        )
+    out(f"all {facts.count} facts hold")
+    return facts
