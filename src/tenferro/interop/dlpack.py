@@ -1,0 +1,175 @@
+"""DLPack export and import without copies.
+
+Export (``Tensor.__dlpack__``) hands out a *shared borrow*: a DLPack 1.x versioned
+capsule with the READ_ONLY flag over the tensor's buffer. While the consumer
+holds it, it counts as a live alias (exclusive borrows are refused and the
+buffer is never recycled). Legacy (unversioned) capsules cannot say "read-only",
+so they are only produced for ``copy=True``, where the consumer owns a new
+buffer. Provider memory that ``host_data`` refuses is never exported implicitly:
+``copy=True`` downloads it (a named copy), anything else raises ``BufferError``.
+
+Import (`from_dlpack`) adopts any producer's host memory without copying and
+keeps the producer alive; the copy rules follow the array API standard.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..copies import record_copy
+from ..dtype import dtype_of_array
+from ..errors import InteropError
+from ..placement import MemoryKind
+from ..storage.host import HostBuffer
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+__all__ = ["DLDeviceType", "dlpack_device", "export_dlpack", "from_dlpack"]
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack device type codes used by tenferro."""
+
+    CPU = 1
+    CUDA = 2
+    CUDA_HOST = 3
+    CUDA_MANAGED = 13
+
+
+_DEVICE_OF_KIND = {
+    MemoryKind.UNPINNED_HOST: DLDeviceType.CPU,
+    MemoryKind.SHARED_HOST: DLDeviceType.CPU,
+    MemoryKind.PINNED_HOST: DLDeviceType.CUDA_HOST,
+    MemoryKind.MANAGED: DLDeviceType.CUDA_MANAGED,
+    MemoryKind.DEVICE: DLDeviceType.CUDA,
+}
+
+
+def dlpack_device(t: Tensor) -> tuple[int, int]:
+    """``(device_type, device_id)`` of the memory the tensor lives in."""
+    placement = t.placement
+    kind = _DEVICE_OF_KIND[placement.memory_kind]
+    return int(kind), int(placement.device or 0)
+
+
+def _host_addressable(t: Tensor, op: str) -> bool:
+    st = t._live(op)
+    return st.__class__ is HostBuffer or bool(st.host_addressable)
+
+
+def export_dlpack(
+    t: Tensor | Any,
+    array: np.ndarray[Any, Any] | None,
+    stream: Any,
+    max_version: tuple[int, int] | None,
+    dl_device: tuple[int, int] | None,
+    copy: bool | None,
+) -> Any:
+    """The capsule behind ``__dlpack__`` for a tensor (``array`` None) or a view's array."""
+    op = "Tensor.__dlpack__"
+    if stream is not None:
+        raise InteropError(
+            op,
+            f"stream={stream!r} is only meaningful for device memory; CPU exports take stream=None",
+            kind="INVALID_STREAM",
+        )
+    if dl_device is not None and tuple(dl_device) != (int(DLDeviceType.CPU), 0):
+        raise InteropError(
+            op,
+            f"cannot export to device {tuple(dl_device)}: tenferro exports host memory to "
+            "the CPU (1, 0) only",
+            kind="UNSUPPORTED_DEVICE",
+        )
+    versioned = max_version is not None and int(max_version[0]) >= 1
+    if array is None:
+        if not _host_addressable(t, op):
+            if not copy:
+                raise InteropError(
+                    op,
+                    f"the tensor lives in {t.placement.memory_kind.name} memory, which is never "
+                    "exported implicitly; call t.download() first or pass copy=True",
+                    kind="NOT_HOST",
+                )
+            array = t._read_array(op, mapped=True)
+        else:
+            array = t._read_array(op)
+    if copy:
+        record_copy(f"{op}(copy=True)", array.nbytes)
+        owned = np.array(array, order="K", copy=True)
+        return owned.__dlpack__(max_version=max_version) if versioned else owned.__dlpack__()
+    if not versioned:
+        raise InteropError(
+            op,
+            "the consumer asked for a legacy (unversioned) DLPack capsule, which cannot mark "
+            "memory read-only, so it would allow writes through a shared borrow; use a "
+            "consumer that supports DLPack >= 1.0 (max_version=(1, 0)) or pass copy=True",
+            kind="LEGACY_CAPSULE",
+        )
+    # The capsule keeps `array` (a read-only view of the root) alive: a live alias.
+    return array.__dlpack__(max_version=max_version, copy=False)
+
+
+def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
+    """A tensor on the memory of any DLPack producer (numpy, PyTorch, ...).
+
+    Ownership: with ``copy=None`` or ``False`` **adopts** the producer's host
+    memory without copying when it is writable and column-major (any 1-D or
+    F-contiguous array) and keeps the producer alive; a numpy producer's handle is
+    frozen as in `from_numpy`, other producers' handles cannot be frozen (writes
+    through them stay visible: see docs/interop.md). When adopting is impossible,
+    ``copy=None`` makes a named copy and ``copy=False`` raises `InteropError`
+    (a ``BufferError``). ``copy=True`` always makes a named copy.
+    """
+    from ..tensor import Tensor, _adopt
+
+    op = "tenferro.from_dlpack"
+    if not hasattr(x, "__dlpack__"):
+        raise InteropError(
+            op,
+            f"{type(x).__name__} does not support the DLPack protocol (__dlpack__)",
+            kind="NOT_DLPACK",
+        )
+    try:
+        view = np.from_dlpack(x)
+    except BufferError as exc:
+        if copy is False:
+            raise InteropError(
+                op,
+                f"the producer cannot share its memory with the host ({exc}); pass "
+                "copy=None or copy=True for a named copy",
+                kind="COPY_REQUIRED",
+            ) from None
+        view = np.from_dlpack(x, device="cpu", copy=True)
+        record_copy(f"{op}(to host)", view.nbytes)
+        shape = tuple(int(d) for d in view.shape)
+        dt = dtype_of_array(view, op)
+        flat = np.asfortranarray(view).reshape(-1, order="F")
+        return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
+    dt = dtype_of_array(view, op)
+    shape = tuple(int(d) for d in view.shape)
+    reason = None
+    if not view.flags.writeable:
+        reason = "the producer exported read-only memory"
+    elif not view.flags.f_contiguous:
+        reason = f"the memory is not column-major (strides {view.strides})"
+    if copy is True or reason is not None:
+        if copy is False:
+            raise InteropError(
+                op,
+                f"cannot adopt without a copy: {reason}; pass copy=None or copy=True",
+                kind="COPY_REQUIRED",
+            )
+        record_copy(op, view.nbytes)
+        flat = np.empty(view.size, dtype=dt.numpy)
+        flat.reshape(shape, order="F")[...] = view
+        return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
+    buf = _adopt(view, view.reshape(-1, order="F"))
+    if isinstance(x, np.ndarray) and x.flags.writeable:
+        # Freeze the numpy producer's own handle too: it sees the same memory.
+        x.flags.writeable = False
+        buf.origin = x
+    return Tensor._wrap(shape, dt, buf)
