@@ -11,6 +11,7 @@ from .errors import (
     DeviceAccessError,
     GroupError,
     HostAccessError,
+    InteropError,
     MovedTensorError,
     ReinterpretError,
     RootImportError,
@@ -19,6 +20,7 @@ from .errors import (
     ValidationError,
 )
 from .guards import HostReadGuard, HostWriteGuard
+from .interop import from_dlpack
 from .placement import MemoryKind, Placement
 from .storage.identity import AllocationDomainId, AllocationId
 from .tensor import Tensor, from_numpy
@@ -39,6 +41,7 @@ __all__ = [
     "HostAccessError",
     "HostReadGuard",
     "HostWriteGuard",
+    "InteropError",
     "MemoryKind",
     "MovedTensorError",
     "Placement",
@@ -53,5 +56,6 @@ __all__ = [
     "__version__",
     "copy_stats",
     "forbid_copies",
+    "from_dlpack",
     "from_numpy",
 ]

@@ -16,6 +16,7 @@ __all__ = [
     "DeviceAccessError",
     "GroupError",
     "HostAccessError",
+    "InteropError",
     "MovedTensorError",
     "ReinterpretError",
     "RootImportError",
@@ -118,3 +119,9 @@ class CopyForbiddenError(TenferroError):
     """A physical copy was attempted inside ``forbid_copies()``."""
 
     default_kind = "COPY_FORBIDDEN"
+
+
+class InteropError(TenferroError, BufferError):
+    """A DLPack export or import cannot honour the request without a copy (a BufferError)."""
+
+    default_kind = "INTEROP"

@@ -329,6 +329,28 @@ class Tensor:
             return np.array(arr, order="F", copy=True)
         return arr
 
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export as a DLPack capsule: a read-only shared borrow (versioned, DLPack >= 1.0).
+
+        Ownership: **borrows** (the capsule is a live alias) or, with ``copy=True``,
+        **copies** into a buffer the consumer owns. See docs/interop.md.
+        """
+        from .interop.dlpack import export_dlpack
+
+        return export_dlpack(self, None, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .interop.dlpack import dlpack_device
+
+        return dlpack_device(self)
+
     def as_view(self) -> TensorView:
         """A strided read-only view sharing the buffer. Ownership: **borrows**."""
         from .view import TensorView

@@ -353,6 +353,24 @@ class TensorView(_ViewBase):
         return arr
 
 
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export the strided view as a read-only DLPack capsule (a live alias)."""
+        from .interop.dlpack import export_dlpack
+
+        arr = self._strided("TensorView.__dlpack__")
+        return export_dlpack(self, arr, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
+
+
 class TensorViewMut(_ViewBase):
     """An exclusive, writable strided view, valid while its borrow lasts.
 
