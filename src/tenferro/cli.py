@@ -1,12 +1,28 @@
-"""The command line: ``python -m tenferro {demo,bench,info}``."""
+"""The command line: ``python -m tenferro {demo,bench,info}`` (also the ``tenferro`` script).
+
+Errors print one line and exit non-zero; ``--debug`` shows the traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+import os
+import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
+
+#: Benchmark modules in `tenferro.bench`, in the order they run.
+BENCH_MODULES = ("storage", "engine", "domains", "sweep")
+
+
+class CliError(Exception):
+    """A user-facing command-line error (printed as one line)."""
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -16,20 +32,267 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_bench_modules(names: Sequence[str]) -> list[tuple[str, Callable[..., Any]]]:
+    found = []
+    for name in names:
+        try:
+            module = importlib.import_module(f"tenferro.bench.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("tenferro"):
+                continue  # a bench module that this build does not have
+            raise
+        found.append((name, module.run))
+    return found
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from .bench import harness
+    from .bench.harness import format_seconds
+
+    if args.plot:
+        _require_matplotlib()
+    only = args.only.split(",") if args.only else list(BENCH_MODULES)
+    unknown = sorted(set(only) - set(BENCH_MODULES))
+    if unknown:
+        raise CliError(f"unknown benchmark group(s) {unknown}; choose from {list(BENCH_MODULES)}")
+    console = Console(stderr=True)
+    results = []
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.fields[module]}[/]"),
+        TextColumn("{task.completed} cases"),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None, module="")
+
+        def on_case(name: str) -> None:
+            progress.update(task, description=name, advance=1)
+
+        harness.set_progress(on_case)
+        try:
+            for name, run in _load_bench_modules(only):
+                progress.update(task, module=name)
+                results.extend(run(quick=args.quick))
+        finally:
+            harness.set_progress(None)
+
+    table = Table(title="tenferro benchmarks (medians; ratio = tenferro / baseline)")
+    for col in ("case", "medians", "target", "ratio", ""):
+        table.add_column(col)
+    missed = 0
+    for r in results:
+        meds = "  ".join(f"{k} {format_seconds(v)}" for k, v in r.medians.items())
+        checks = r.target_results()
+        if not checks:
+            table.add_row(r.name, meds, "", "", "")
+        for i, (t, ratio, ok) in enumerate(checks):
+            missed += not ok
+            table.add_row(
+                r.name if i == 0 else "",
+                meds if i == 0 else "",
+                t.describe(),
+                f"{ratio:.3f}",
+                "[green]met[/]" if ok else "[red]missed[/]",
+            )
+    Console().print(table)
+    if args.json:
+        payload = {
+            "environment": _environment(),
+            "quick": args.quick,
+            "results": [r.as_dict() for r in results],
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=2))
+        console.print(f"wrote {args.json}")
+    if args.plot:
+        _plot(results, args.plot)
+        console.print(f"wrote {args.plot}")
+    if missed:
+        console.print(f"{missed} target(s) missed on this machine")
+    return 0
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError:
+        raise CliError("--plot needs matplotlib: pip install 'tenferro[plot]'") from None
+
+
+def _plot(results: Sequence[Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict[str, list[Any]] = {}
+    for r in results:
+        if r.group.startswith("sweep"):
+            groups.setdefault(r.group, []).append(r)
+    targets = [(r.name, t, ratio) for r in results for t, ratio, _ in r.target_results()]
+    ncols = len(groups) + (1 if targets else 0)
+    if ncols == 0:
+        raise CliError("nothing to plot: the selected benchmarks produced no sweep or target")
+    fig, axes = plt.subplots(1, ncols, figsize=(6 * ncols, 4.5), squeeze=False)
+    for ax, (group, rs) in zip(axes[0], sorted(groups.items()), strict=False):
+        rs = sorted(rs, key=lambda r: r.size)
+        for contender in rs[0].medians:
+            ax.plot(
+                [r.size for r in rs],
+                [r.medians[contender] * 1e6 for r in rs],
+                marker="o",
+                label=contender,
+            )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("size (elements)" if "add" in group else "matrix side")
+        ax.set_ylabel("median time (µs)")
+        ax.set_title(group)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    if targets:
+        ax = axes[0][-1]
+        labels = [f"{name}\n{t.contender}/{t.baseline}" for name, t, _ in targets]
+        ratios = [ratio for _, _, ratio in targets]
+        limits = [t.max_ratio for _, t, _ in targets]
+        ys = range(len(targets))
+        colors = [
+            "tab:green" if r <= lim else "tab:red" for r, lim in zip(ratios, limits, strict=True)
+        ]
+        ax.barh(list(ys), ratios, color=colors)
+        ax.scatter(limits, list(ys), marker="|", s=400, color="black", label="target")
+        ax.set_yticks(list(ys), labels, fontsize=7)
+        ax.set_xscale("log")
+        ax.set_xlabel("time ratio (tenferro / baseline), lower is better")
+        ax.set_title("targets")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _environment() -> dict[str, Any]:
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    from . import __version__
+
+    return {
+        "tenferro": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "threadpools": [
+            {
+                k: v
+                for k, v in p.items()
+                if k
+                in ("internal_api", "version", "num_threads", "threading_layer", "architecture")
+            }
+            for p in threadpool_info()
+        ],
+    }
+
+
+def _info(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    env = _environment()
+    console = Console()
+    table = Table(title="tenferro info", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key in ("tenferro", "python", "numpy", "machine", "cpus"):
+        table.add_row(key, str(env[key]))
+    for lib in ("opt_einsum", "numexpr", "threadpoolctl"):
+        try:
+            mod = importlib.import_module(lib)
+            table.add_row(lib, str(getattr(mod, "__version__", "?")))
+        except ModuleNotFoundError:
+            table.add_row(lib, "not installed")
+    for pool in env["threadpools"]:
+        table.add_row(
+            f"threads: {pool.get('internal_api')}",
+            f"{pool.get('num_threads')} threads, {pool.get('version') or ''} "
+            f"{pool.get('architecture') or ''}".strip(),
+        )
+    for key, value in _engine_info().items():
+        table.add_row(key, value)
+    for key, value in _domain_info().items():
+        table.add_row(key, value)
+    console.print(table)
+    return 0
+
+
+def _engine_info() -> dict[str, str]:
+    try:
+        from .engine import default_engine
+    except ImportError:
+        return {"engine": "not available"}
+    eng = default_engine()
+    stats = eng.buffer_pool_stats()
+    env_value = os.environ.get("TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES")
+    return {
+        "engine": type(eng).__name__,
+        "pool limit": f"{eng.buffer_pool_limit_bytes} bytes"
+        + (f" (TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES={env_value})" if env_value else ""),
+        "pool retained": f"{stats.buffers} buffers, {stats.capacity_bytes} bytes",
+    }
+
+
+def _domain_info() -> dict[str, str]:
+    out = {}
+    try:
+        from .domains import SharedMemoryDomain  # noqa: F401
+
+        shm = Path("/dev/shm")
+        out["domain: SharedMemoryDomain"] = (
+            "available (POSIX shared memory)" if shm.is_dir() else "no /dev/shm on this machine"
+        )
+    except ImportError:
+        out["domain: SharedMemoryDomain"] = "not available"
+    out["devices"] = "no accelerator provider (CUDA tensors are not built into this release)"
+    return out
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tenferro", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tenferro", description="tenferro: explicit, checked memory ownership for tensors"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="walk the main line and check the storage facts")
+    demo = sub.add_parser("demo", help="walk the main line; every printed fact is checked")
     demo.set_defaults(func=_demo)
+    bench = sub.add_parser("bench", help="benchmarks side by side with numpy and opt_einsum")
+    bench.add_argument("--quick", action="store_true", help="small sizes, under a minute")
+    bench.add_argument("--plot", metavar="FILE.png", help="write a plot of time against size")
+    bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    bench.add_argument(
+        "--only", metavar="GROUPS", help=f"comma-separated subset of {','.join(BENCH_MODULES)}"
+    )
+    bench.set_defaults(func=_bench)
+    info = sub.add_parser("info", help="versions, BLAS threads, pool settings, domains")
+    info.set_defaults(func=_info)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"tenferro {args.command}: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:
         if args.debug:
             raise

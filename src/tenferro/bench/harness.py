@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CaseResult", "Target", "time_case"]
+__all__ = ["CaseResult", "Target", "set_progress", "time_case"]
+
+_progress: Callable[[str], None] | None = None
+
+
+def set_progress(callback: Callable[[str], None] | None) -> None:
+    """Install a callback told the name of each case as it starts (the CLI's progress bar)."""
+    global _progress
+    _progress = callback
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class CaseResult:
 
 def time_case(
     name: str,
-    contenders: Sequence[tuple[str, Callable[[], Any]]],
+    contenders: Sequence[tuple[str, Callable[[], Any]] | tuple[str, Callable[[], Any], int]],
     *,
     group: str = "",
     size: int = 0,
@@ -76,21 +84,28 @@ def time_case(
     warmup: int = 2,
     targets: Sequence[Target] = (),
 ) -> CaseResult:
-    """Time each contender ``repeats`` times, interleaved; ``inner`` calls per sample."""
-    for _, fn in contenders:
+    """Time each contender ``repeats`` times, interleaved; ``inner`` calls per sample.
+
+    A contender given as ``(label, fn, inner)`` overrides ``inner`` for itself (a fast
+    operation timed next to a slow one needs many calls per sample).
+    """
+    if _progress is not None:
+        _progress(name)
+    entries = [(c[0], c[1], c[2] if len(c) == 3 else inner) for c in contenders]
+    for _, fn, _ in entries:
         for _ in range(warmup):
             fn()
-    samples: dict[str, list[float]] = {label: [] for label, _ in contenders}
+    samples: dict[str, list[float]] = {label: [] for label, _, _ in entries}
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
         for rep in range(repeats):
-            order = contenders if rep % 2 == 0 else list(reversed(contenders))
-            for label, fn in order:
+            order = entries if rep % 2 == 0 else list(reversed(entries))
+            for label, fn, calls in order:
                 t0 = time.perf_counter()
-                for _ in range(inner):
+                for _ in range(calls):
                     fn()
-                samples[label].append((time.perf_counter() - t0) / inner)
+                samples[label].append((time.perf_counter() - t0) / calls)
     finally:
         if gc_was_enabled:
             gc.enable()

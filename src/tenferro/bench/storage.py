@@ -27,11 +27,11 @@ def run(quick: bool = False) -> list[CaseResult]:
     return [
         time_case(
             label,
-            [("tenferro", adopt_and_return), ("np.copy", numpy_copy)],
+            [("tenferro", adopt_and_return, 50), ("np.copy", numpy_copy, 1)],
             group="storage",
             size=n,
             repeats=5 if quick else 9,
             warmup=1,
-            targets=[Target("tenferro", "np.copy", 0.001)],
+            targets=[Target("tenferro", "np.copy", 0.01)],
         )
     ]
