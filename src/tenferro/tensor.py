@@ -313,21 +313,24 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         op = "Tensor.__array__"
-        arr = self._read_array(op)
-        if dtype is not None and np.dtype(dtype) != arr.dtype:
-            if copy is False:
-                raise ValidationError(
-                    op,
-                    f"converting {self._dtype.name} to {np.dtype(dtype)} needs a copy but "
-                    "copy=False was given; pass copy=None or convert with the engine",
-                    kind="COPY_REQUIRED",
-                )
-            record_copy(f"{op}(dtype={np.dtype(dtype)})", arr.size * np.dtype(dtype).itemsize)
-            return arr.astype(dtype, order="F")
+        self._live(op)
+        # Decide (and raise) before borrowing: a traceback would keep the alias alive.
+        convert = dtype is not None and np.dtype(dtype) != self._dtype.numpy
+        if convert and copy is False:
+            raise ValidationError(
+                op,
+                f"converting {self._dtype.name} to {np.dtype(dtype)} needs a copy but "
+                "copy=False was given; pass copy=None or convert with the engine",
+                kind="COPY_REQUIRED",
+            )
+        if convert:
+            nbytes = shape_size(self._shape) * np.dtype(dtype).itemsize
+            record_copy(f"{op}(dtype={np.dtype(dtype)})", nbytes)
+            return self._read_array(op).astype(dtype, order="F")
         if copy:
-            record_copy(f"{op}(copy=True)", arr.nbytes)
-            return np.array(arr, order="F", copy=True)
-        return arr
+            record_copy(f"{op}(copy=True)", self.nbytes)
+            return np.array(self._read_array(op), order="F", copy=True)
+        return self._read_array(op)
 
     def __dlpack__(
         self,
