@@ -1,0 +1,250 @@
+"""A table-driven corpus of bad input over the public API.
+
+Every case must raise a `TenferroError` subclass whose ``op`` names the
+operation, and must leave every input as it was (values, writability, moves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tenferro as tfr
+
+
+@dataclass
+class World:
+    """Fresh inputs for one case, with snapshots to prove nothing changed."""
+
+    data: np.ndarray
+    t: tfr.Tensor
+    m: tfr.Tensor
+    ints: tfr.Tensor
+    moved: tfr.Tensor
+
+    @classmethod
+    def make(cls) -> World:
+        data = np.arange(6.0)
+        moved = tfr.Tensor.from_vec_col_major((2,), np.arange(2.0))
+        moved.into_vec_col_major()
+        return cls(
+            data=data,
+            t=tfr.Tensor.from_vec_col_major((2, 3), np.arange(6.0)),
+            m=tfr.Tensor.from_vec_col_major((3, 2), np.arange(6.0) + 10),
+            ints=tfr.Tensor.from_vec_col_major((2, 3), np.arange(6, dtype=np.int64)),
+            moved=moved,
+        )
+
+    def snapshot(self) -> list[Any]:
+        return [
+            self.data.copy(),
+            self.data.flags.writeable,
+            self.t.host_data().copy(),
+            self.m.host_data().copy(),
+            self.ints.host_data().copy(),
+        ]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    call: Callable[[World], Any]
+    error: type[tfr.TenferroError]
+    op: str
+
+
+def _engine() -> Any:
+    return tfr.CpuEngine() if hasattr(tfr, "CpuEngine") else None
+
+
+CORE_CASES = [
+    Case(
+        "from_vec wrong length",
+        lambda w: tfr.Tensor.from_vec_col_major((4,), w.data),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec negative shape",
+        lambda w: tfr.Tensor.from_vec_col_major((-1, 6), w.data),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec overflowing shape",
+        lambda w: tfr.Tensor.from_vec_col_major((2**62, 2**62), w.data),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec float shape",
+        lambda w: tfr.Tensor.from_vec_col_major((2.0, 3), w.data),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec 2-D data",
+        lambda w: tfr.Tensor.from_vec_col_major((6,), w.data.reshape(2, 3)),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec unsupported dtype",
+        lambda w: tfr.Tensor.from_vec_col_major((6,), w.data.astype(np.uint16)),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec dtype mismatch",
+        lambda w: tfr.Tensor.from_vec_col_major((6,), w.data, dtype=tfr.DType.F32),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec strided data",
+        lambda w: tfr.Tensor.from_vec_col_major((3,), w.data[::2]),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec text",
+        lambda w: tfr.Tensor.from_vec_col_major((1,), "abc"),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "from_vec_row_major wrong length",
+        lambda w: tfr.Tensor.from_vec_row_major((5,), w.data),
+        tfr.ValidationError,
+        "Tensor.from_vec_row_major",
+    ),
+    Case(
+        "from_numpy C-order without copy",
+        lambda w: tfr.from_numpy(w.data.reshape(2, 3)),
+        tfr.ValidationError,
+        "tenferro.from_numpy",
+    ),
+    Case(
+        "from_numpy list without copy",
+        lambda w: tfr.from_numpy([1.0, 2.0]),
+        tfr.ValidationError,
+        "tenferro.from_numpy",
+    ),
+    Case(
+        "transpose_view bad permutation",
+        lambda w: w.t.as_view().transpose_view((0, 0)),
+        tfr.ValidationError,
+        "TensorView.transpose_view",
+    ),
+    Case(
+        "slice_view index out of range",
+        lambda w: w.t.as_view().slice_view((5, 0)),
+        tfr.ValidationError,
+        "TensorView.slice_view",
+    ),
+    Case(
+        "slice_view zero step",
+        lambda w: w.t.as_view().slice_view(slice(None, None, 0)),
+        tfr.ValidationError,
+        "TensorView.slice_view",
+    ),
+    Case(
+        "slice_view too many indices",
+        lambda w: w.t.as_view().slice_view((0, 0, 0)),
+        tfr.ValidationError,
+        "TensorView.slice_view",
+    ),
+    Case(
+        "reshape_view of a strided view",
+        lambda w: w.t.as_view().transpose_view((1, 0)).reshape_view((6,)),
+        tfr.ValidationError,
+        "TensorView.reshape_view",
+    ),
+    Case(
+        "reshape_view wrong size",
+        lambda w: w.t.as_view().reshape_view((4,)),
+        tfr.ValidationError,
+        "TensorView.reshape_view",
+    ),
+    Case(
+        "as_real_view of a real tensor",
+        lambda w: w.t.as_view().as_real_view(),
+        tfr.ValidationError,
+        "TensorView.as_real_view",
+    ),
+    Case(
+        "duplicate of a strided view",
+        lambda w: w.t.as_view().slice_view((slice(None), slice(None, None, 2))).duplicate(),
+        tfr.ValidationError,
+        "TensorView.duplicate",
+    ),
+    Case(
+        "get with too few indices",
+        lambda w: w.t.as_view().get((0,)),
+        tfr.ValidationError,
+        "TensorView.get",
+    ),
+    Case("moved tensor shape", lambda w: w.moved.shape, tfr.MovedTensorError, "Tensor.shape"),
+    Case(
+        "moved tensor host_data",
+        lambda w: w.moved.host_data(),
+        tfr.MovedTensorError,
+        "Tensor.host_data",
+    ),
+    Case(
+        "moved tensor duplicate",
+        lambda w: w.moved.duplicate(),
+        tfr.MovedTensorError,
+        "Tensor.duplicate",
+    ),
+    Case(
+        "moved tensor map_write",
+        lambda w: w.moved.map_write(),
+        tfr.MovedTensorError,
+        "Tensor.map_write",
+    ),
+    Case(
+        "pickling a tensor",
+        lambda w: __import__("pickle").dumps(w.t),
+        tfr.BorrowError,
+        "Tensor.__reduce__",
+    ),
+    Case(
+        "array copy=False with dtype change",
+        lambda w: w.t.__array__(np.float32, copy=False),
+        tfr.ValidationError,
+        "Tensor.__array__",
+    ),
+    Case(
+        "from_dlpack copy=False of row-major",
+        lambda w: tfr.from_dlpack(np.ones((2, 3)), copy=False),
+        tfr.InteropError,
+        "tenferro.from_dlpack",
+    ),
+]
+
+
+def _check(case: Case) -> None:
+    world = World.make()
+    before = world.snapshot()
+    with pytest.raises(tfr.TenferroError) as info:
+        case.call(world)
+    err = info.value
+    assert isinstance(err, case.error), f"{case.name}: got {type(err).__name__}: {err}"
+    assert err.op == case.op, f"{case.name}: op {err.op!r}"
+    assert str(err).startswith(f"{case.op}: ")
+    del info, err
+    after = world.snapshot()
+    for b, a in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for t in (world.t, world.m, world.ints):
+        assert not t.is_moved
+
+
+@pytest.mark.parametrize("case", CORE_CASES, ids=lambda c: c.name)
+def test_core_bad_input_raises_typed_error_and_changes_nothing(case: Case) -> None:
+    _check(case)
