@@ -60,16 +60,21 @@ _REAL = {DType.C32: DType.F32, DType.C64: DType.F64}
 
 
 def as_dtype(value: Any, op: str = "dtype") -> DType:
-    """Normalise a `DType`, numpy dtype, numpy scalar type or dtype name to a `DType`.
+    """Normalise a `DType`, its name ("F64"), a numpy dtype, scalar type or name to a `DType`.
 
     Raises `ValidationError` (kind UNSUPPORTED_DTYPE) for anything tenferro does not store.
     """
     if isinstance(value, DType):
         return value
-    try:
-        npd = np.dtype(value)
-    except TypeError:
-        npd = None
+    if isinstance(value, str) and value in DType.__members__:
+        return DType[value]  # "F64", "C32", ...
+    npd: np.dtype[Any] | None = None
+    # None is refused (np.dtype(None) would silently mean float64).
+    if value is not None:
+        try:
+            npd = np.dtype(value)
+        except (TypeError, ValueError):
+            npd = None
     found = _FROM_NUMPY.get(npd) if npd is not None else None
     if found is None:
         raise ValidationError(

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BorrowError
+from .errors import BorrowError, ValidationError
 from .storage.host import HostBuffer
 
 __all__ = ["ExclusiveBorrow", "HostReadGuard", "HostWriteGuard"]
@@ -42,12 +42,7 @@ class HostReadGuard:
         self.release()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
-        if copy:
-            from .copies import record_copy
-
-            record_copy("HostReadGuard.__array__(copy=True)", self.array.nbytes)
-            return np.array(self.array, dtype=dtype, copy=True)
-        return self.array if dtype is None else np.asarray(self.array, dtype=dtype)
+        return _array_protocol("HostReadGuard.__array__", self.array, dtype, copy)
 
     def __len__(self) -> int:
         return len(self.array)
@@ -98,12 +93,20 @@ class ExclusiveBorrow:
         return arr
 
     def end(self) -> None:
+        """End the borrow (idempotent): handed-out arrays become read-only."""
         if self._wroot is None:
             return
         wroot = self._wroot
         self._wroot = None
-        self._buffer.end_exclusive(wroot, self._handed)
+        handed = self._handed
         self._handed = []
+        self._buffer.end_exclusive(wroot, handed)
+
+    def __del__(self) -> None:
+        # A borrow nobody can reach any more (a guard or mutable view dropped
+        # without `with`) must not leave its buffer exclusively borrowed forever.
+        if getattr(self, "_wroot", None) is not None:
+            self.end()
 
 
 class HostWriteGuard:
@@ -152,13 +155,43 @@ class HostWriteGuard:
         self._borrow.end()
 
     def __getitem__(self, index: Any) -> Any:
-        return self.array[index]
+        item = self.array[index]
+        if isinstance(item, np.ndarray):
+            # A view of the writable array: frozen with the others when the borrow ends.
+            self._borrow.hand_out(item)
+        return item
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self.array[index] = value
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        return _array_protocol("HostWriteGuard.__array__", self.array, dtype, copy)
+
     def __del__(self) -> None:
-        # A guard dropped without `with` still ends its borrow.
+        # A guard dropped without `with` still ends its borrow. Drop our own array
+        # first so it is not mistaken for an alias that escaped.
+        self._array = None
         borrow = getattr(self, "_borrow", None)
         if borrow is not None:
             borrow.end()
+
+
+def _array_protocol(
+    op: str, array: np.ndarray[Any, Any], dtype: Any, copy: bool | None
+) -> np.ndarray[Any, Any]:
+    """numpy 2's ``__array__(dtype, copy)`` over a borrowed array; copies are named."""
+    from .copies import record_copy
+
+    convert = dtype is not None and np.dtype(dtype) != array.dtype
+    if convert and copy is False:
+        raise ValidationError(
+            op,
+            f"converting {array.dtype} to {np.dtype(dtype)} needs a copy but copy=False "
+            "was given; pass copy=None",
+            kind="COPY_REQUIRED",
+        )
+    if convert or copy:
+        target = np.dtype(dtype) if convert else array.dtype
+        record_copy(f"{op}(copy)", array.size * target.itemsize)
+        return np.array(array, dtype=target, order="K", copy=True)
+    return array

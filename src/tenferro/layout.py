@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import ValidationError
@@ -26,7 +26,12 @@ Shape = tuple[int, ...]
 
 
 def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
-    """Validate a shape: a sequence of non-negative ints whose byte size fits in memory."""
+    """Validate a shape: a sequence of non-negative ints whose byte size fits in memory.
+
+    A bare int ``n`` means ``(n,)``, as in numpy.
+    """
+    if not isinstance(shape, (bool, str, bytes)) and hasattr(shape, "__index__"):
+        shape = (shape,)
     if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, tuple)):
         try:
             shape = tuple(shape)
@@ -64,18 +69,22 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
             )
         dims.append(n)
     result = tuple(dims)
-    size = shape_size(result)
-    if size * max(itemsize, 1) > sys.maxsize:
+    # Like numpy, the product of the non-zero dimensions must fit even when another
+    # dimension is zero: (0, 2**62, 2**62) is refused, not silently empty.
+    nonzero = shape_size(d for d in result if d)
+    if nonzero * max(itemsize, 1) > sys.maxsize:
         raise ValidationError(
             op,
-            f"shape {result!r} overflows: {size} elements of {itemsize} bytes",
+            f"shape {result!r} overflows: {nonzero} elements of {itemsize} bytes do not fit "
+            f"in memory (at most {sys.maxsize} bytes)",
             kind="SHAPE_OVERFLOW",
             shape=result,
         )
     return result
 
 
-def shape_size(shape: Sequence[int]) -> int:
+def shape_size(shape: Iterable[int]) -> int:
+    """The number of elements of ``shape`` (1 for rank 0)."""
     n = 1
     for d in shape:
         n *= d
@@ -93,7 +102,12 @@ def col_major_strides(shape: Sequence[int]) -> Shape:
 
 
 def is_compact_col_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
-    """True when ``strides`` walk ``shape`` column-major without gaps (size-1 axes are free)."""
+    """True when ``strides`` walk ``shape`` column-major without gaps (size-1 axes are free).
+
+    A view with no elements is compact whatever its strides.
+    """
+    if 0 in shape:
+        return True
     acc = 1
     for d, s in zip(shape, strides, strict=True):
         if d == 0:

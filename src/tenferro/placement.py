@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .errors import ValidationError
+
 __all__ = ["HOST_PLACEMENT", "MemoryKind", "Placement"]
 
 
@@ -28,6 +30,26 @@ class Placement:
     memory_kind: MemoryKind = MemoryKind.UNPINNED_HOST
     device: int | None = None
     cpu_affinity: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.memory_kind, MemoryKind):
+            raise ValidationError(
+                "Placement",
+                f"memory_kind must be a MemoryKind, got {self.memory_kind!r}",
+                kind="INVALID_PLACEMENT",
+                memory_kind=self.memory_kind,
+            )
+        for name in ("device", "cpu_affinity"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise ValidationError(
+                    "Placement",
+                    f"{name} must be None or an int >= 0, got {value!r}",
+                    kind="INVALID_PLACEMENT",
+                    **{name: value},
+                )
 
 
 #: The placement of every plain host tensor.

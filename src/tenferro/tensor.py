@@ -23,7 +23,7 @@ from .errors import (
 from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
 from .layout import col_major_strides, normalize_shape, shape_size
 from .placement import HOST_PLACEMENT, Placement
-from .storage.host import HostBuffer
+from .storage.host import HostBuffer, shared_refusal
 
 if TYPE_CHECKING:
     from .storage.identity import AllocationDomainId, AllocationId
@@ -267,7 +267,14 @@ class Tensor:
         buf, offset = self._resolve(op, mapped)
         if buf.exclusive is not None:
             buf.check_shared(op)
-        return buf.read_flat(self._dtype.numpy, offset, shape_size(self._shape))
+        flat = buf.read_flat(self._dtype.numpy, offset, shape_size(self._shape))
+        # INVARIANT: checked again *after* the alias exists (see begin_exclusive):
+        # an exclusive borrow that began in between either counted it or is seen here.
+        holder = buf.exclusive
+        if holder is not None:
+            del flat
+            raise shared_refusal(op, holder)
+        return flat
 
     def _read_array(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
         flat = self._read_flat(op, mapped)
@@ -360,14 +367,19 @@ class Tensor:
 
         op = "Tensor.as_view"
         buf, offset = self._resolve(op)
+        st = self._st
         if buf.exclusive is not None:
             buf.check_shared(op)
-        root = buf.read_root()
-        if root.dtype != self._dtype.numpy:
-            root = root.view(self._dtype.numpy)
-        return TensorView._make(
-            root, self._dtype, self._shape, col_major_strides(self._shape), offset, self._st
+        # The view holds the root itself (a dtype reinterpretation is applied when
+        # arrays are made), so every live view is exactly one counted alias.
+        view = TensorView._make(
+            buf.read_root(), self._dtype, self._shape, col_major_strides(self._shape), offset, st
         )
+        holder = buf.exclusive
+        if holder is not None:
+            del view
+            raise shared_refusal(op, holder)
+        return view
 
     # ------------------------------------------------------------------ exclusive borrows
     def map_write(self) -> HostWriteGuard:
@@ -408,7 +420,9 @@ class Tensor:
             root = root.view(self._dtype.numpy)
         n = shape_size(self._shape)
         flat = root[offset : offset + n]
-        return borrow, (flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F"))
+        arr = flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
+        # Registered so that the engine's array is frozen if it outlives the write.
+        return borrow, borrow.hand_out(arr)
 
     # ------------------------------------------------------------------ moves and copies
     def into_vec_col_major(self) -> tuple[Shape, np.ndarray[Any, Any]]:
@@ -519,10 +533,10 @@ class Tensor:
         self.__reduce__()
 
     def __len__(self) -> int:
-        shape = self._live("Tensor.__len__") and self._shape
-        if not shape:
+        self._live("Tensor.__len__")
+        if not self._shape:
             raise TypeError("len() of a rank-0 tensor")
-        return shape[0]
+        return self._shape[0]
 
     # Operators run on the current default engine (`with eng:` switches it).
     def __add__(self, other: Any) -> Tensor:
@@ -612,7 +626,7 @@ def _build_from_sequence(op: str, data: Any, want: DType | None) -> np.ndarray[A
         )
     try:
         arr = np.array(data, dtype=want.numpy if want is not None else None)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValidationError(
             op, f"data cannot be read as numbers: {exc}", kind="INVALID_DATA"
         ) from None

@@ -15,7 +15,7 @@ import numpy as np
 from .copies import record_copy
 from .dtype import DType
 from .errors import ValidationError
-from .guards import ExclusiveBorrow
+from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
     element_interval,
@@ -134,7 +134,7 @@ class _ViewBase:
             zip(idx, self._shape, self._strides, strict=True)
         ):
             if isinstance(item, slice):
-                if item.step is not None and operator.index(item.step) == 0:
+                if item.step is not None and _is_zero(item.step):
                     raise ValidationError(
                         op,
                         f"slice step cannot be zero (axis {axis})",
@@ -142,6 +142,7 @@ class _ViewBase:
                         index=index,
                     )
                 try:
+                    # Slices clamp to the axis like numpy's; only integer indices raise.
                     start, stop, step = item.indices(dim)
                 except TypeError:
                     raise ValidationError(
@@ -332,26 +333,21 @@ class TensorView(_ViewBase):
     def _derive(
         self, shape: Shape, strides: Shape, offset: int, dtype: DType | None = None
     ) -> TensorView:
-        root = self._base
-        if dtype is not None and dtype.numpy != root.dtype:
-            root = root.view(dtype.numpy)
-        return TensorView._make(root, dtype or self._dtype, shape, strides, offset, self._source)
+        # INVARIANT: every view holds the root itself (never a dtype view of it), so
+        # each live view is exactly one alias in the root's reference count.
+        return TensorView._make(
+            self._base, dtype or self._dtype, shape, strides, offset, self._source
+        )
 
     def to_numpy(self) -> np.ndarray[Any, Any]:
         """The strided numpy view: read-only, zero copy."""
         return self._strided("TensorView.to_numpy")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
-        arr = self._strided("TensorView.__array__")
-        if copy or (dtype is not None and np.dtype(dtype) != arr.dtype):
-            if copy is False:
-                raise ValidationError(
-                    "TensorView.__array__", "a dtype change needs a copy", kind="COPY_REQUIRED"
-                )
-            record_copy("TensorView.__array__(copy)", arr.nbytes)
-            return np.array(arr, dtype=dtype, copy=True)
-        return arr
-
+        # A refused conversion is decided before any array exists, so the
+        # exception's traceback cannot keep an alias alive.
+        _check_no_copy_conversion("TensorView.__array__", self._dtype, dtype, copy)
+        return _array_protocol("TensorView.__array__", self.to_numpy(), dtype, copy)
 
     def __dlpack__(
         self,
@@ -442,6 +438,10 @@ class TensorViewMut(_ViewBase):
         """The strided numpy view, writable until the borrow ends (then read-only)."""
         return self._borrow.hand_out(self._strided("TensorViewMut.to_numpy"))
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        _check_no_copy_conversion("TensorViewMut.__array__", self._dtype, dtype, copy)
+        return _array_protocol("TensorViewMut.__array__", self.to_numpy(), dtype, copy)
+
     def set(self, index: Any, value: Any) -> None:
         """Write one element at a full integer index."""
         arr = self._strided("TensorViewMut.set")
@@ -474,3 +474,20 @@ class TensorViewMut(_ViewBase):
         if ia is not None and ib is not None and not (ia[1] < ib[0] or ib[1] < ia[0]):
             return None
         return left, right
+
+
+def _is_zero(step: Any) -> bool:
+    try:
+        return operator.index(step) == 0
+    except TypeError:
+        return False  # not an int: `slice.indices` reports it
+
+
+def _check_no_copy_conversion(op: str, have: DType, dtype: Any, copy: bool | None) -> None:
+    if copy is False and dtype is not None and np.dtype(dtype) != have.numpy:
+        raise ValidationError(
+            op,
+            f"converting {have.name} to {np.dtype(dtype)} needs a copy but copy=False was "
+            "given; pass copy=None",
+            kind="COPY_REQUIRED",
+        )

@@ -14,13 +14,15 @@ root of an allocation-group owner. It owns three arrays over the same memory:
 
 from __future__ import annotations
 
+import gc
 import sys
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..borrow import _BASELINE, make_read_root, make_write_root
+from ..borrow import make_read_root, make_write_root, seal_write_root
 from ..errors import BorrowError
 
 if TYPE_CHECKING:
@@ -29,6 +31,11 @@ if TYPE_CHECKING:
 __all__ = ["HostBuffer"]
 
 _getrefcount = sys.getrefcount
+
+# Guards the rare state changes (lazy root creation, borrow begin/end, the stale
+# list); shared-borrow hot paths never take it. Re-entrant: `gc.collect` in
+# `_refuse_if_aliased` may run another buffer's `__del__` on this thread.
+_lock = threading.RLock()
 
 
 class HostBuffer:
@@ -78,41 +85,51 @@ class HostBuffer:
         return int(self.flat.shape[0])
 
     # -- alias accounting -----------------------------------------------------------
+    def _root_refs(self) -> int:
+        # Measured with exactly this access pattern at import time (`_ROOT_BASELINE`).
+        return _getrefcount(self._root)
+
     def alias_count(self) -> int:
-        """Live arrays or views (handed out by tenferro) that can see this memory."""
+        """Live arrays or views (handed out by tenferro) that can see this memory.
+
+        Exact and cheap (no garbage collection); `check_exclusive` also collects
+        unreachable cycles before refusing.
+        """
         n = 0
         if self._root is not None:
-            n = _getrefcount(self._root) - _BASELINE
+            n = self._root_refs() - _ROOT_BASELINE
         if self._stale:
             n += self._stale_aliases()
         return n
 
     def _stale_aliases(self) -> int:
-        assert self._stale is not None
-        alive = []
-        count = 0
-        for root in self._stale:
-            # One reference from the list, one from `root`, one from the argument.
-            extra = _getrefcount(root) - 3
-            if extra > 0:
-                alive.append(root)
-                count += extra
-        self._stale = alive or None
-        return count
+        with _lock:
+            stale = self._stale
+            if not stale:
+                return 0
+            counts = _stale_refs(stale)
+            alive = [root for root, c in zip(stale, counts, strict=True) if c > _STALE_BASELINE]
+            self._stale = alive or None
+            return sum(c - _STALE_BASELINE for c in counts if c > _STALE_BASELINE)
 
     # -- shared borrows ---------------------------------------------------------------
     def read_root(self) -> np.ndarray[Any, Any]:
         """The read-only root; every shared borrow is a view of it."""
         root = self._root
         if root is None:
-            root = self._root = make_read_root(self.flat)
+            with _lock:
+                # INVARIANT: one root per buffer, ever; two racing readers must not
+                # each build one (an alias of the loser would go uncounted).
+                root = self._root
+                if root is None:
+                    root = self._root = make_read_root(self.flat)
         return root
 
     def read_flat(self, dtype: np.dtype[Any], offset: int, count: int) -> np.ndarray[Any, Any]:
         """A read-only 1-D alias of ``count`` elements of ``dtype`` from element ``offset``."""
         root = self._root
         if root is None:
-            root = self._root = make_read_root(self.flat)
+            root = self.read_root()
         if dtype != root.dtype:
             root = root.view(dtype)
         if offset == 0 and count == root.shape[0]:
@@ -121,16 +138,29 @@ class HostBuffer:
 
     def check_shared(self, op: str) -> None:
         """Refuse a shared borrow while an exclusive borrow is active."""
-        if self.exclusive is not None:
-            raise BorrowError(
-                op,
-                f"the buffer is exclusively borrowed by {self.exclusive}; "
-                "leave that block before reading the tensor",
-                kind="EXCLUSIVELY_BORROWED",
-                holder=self.exclusive,
-            )
+        holder = self.exclusive
+        if holder is not None:
+            raise shared_refusal(op, holder)
 
     # -- exclusive borrows --------------------------------------------------------------
+    def _refuse_if_aliased(self, op: str) -> None:
+        aliases = self.alias_count()
+        if aliases:
+            # An alias that only unreachable garbage (a reference cycle) still holds
+            # can never be used again: collect once before refusing.
+            gc.collect()
+            aliases = self.alias_count()
+        if aliases:
+            raise BorrowError(
+                op,
+                f"{aliases} live alias(es) of this buffer (arrays from host_data/map_read/"
+                "to_numpy/np.asarray, views, guards, or arrays kept from an earlier "
+                "exclusive borrow) are still alive; delete them (del, or leave their "
+                "with-block) first",
+                kind="ALIASED",
+                aliases=aliases,
+            )
+
     def check_exclusive(self, op: str) -> None:
         """Refuse exclusive access while any alias is alive or another borrow is active."""
         if self.exclusive is not None:
@@ -141,21 +171,22 @@ class HostBuffer:
                 kind="EXCLUSIVELY_BORROWED",
                 holder=self.exclusive,
             )
-        aliases = self.alias_count()
-        if aliases:
-            raise BorrowError(
-                op,
-                f"{aliases} live alias(es) of this buffer (arrays from host_data/map_read/"
-                "to_numpy, views or guards) are still alive; delete them (del, or leave "
-                "their with-block) before writing",
-                kind="ALIASED",
-                aliases=aliases,
-            )
+        self._refuse_if_aliased(op)
 
     def begin_exclusive(self, op: str) -> np.ndarray[Any, Any]:
         """Start an exclusive borrow; returns a fresh writable root for this borrow."""
-        self.check_exclusive(op)
-        self.exclusive = op
+        with _lock:
+            if self.exclusive is not None:
+                self.check_exclusive(op)  # raises EXCLUSIVELY_BORROWED
+            # INVARIANT: `exclusive` is set *before* aliases are counted and readers
+            # check it *after* making their alias, so a reader racing with this
+            # borrow is either counted here or refused there.
+            self.exclusive = op
+            try:
+                self._refuse_if_aliased(op)
+            except BaseException:
+                self.exclusive = None
+                raise
         return make_write_root(self.flat)
 
     def end_exclusive(self, wroot: np.ndarray[Any, Any], handed: list[Any]) -> None:
@@ -164,14 +195,16 @@ class HostBuffer:
             arr = ref()
             if arr is not None:
                 arr.flags.writeable = False
-        arr = None  # the loop variable must not count as an alias below
-        wroot.flags.writeable = False
-        # `wroot` here is referenced by the caller's frame, by `wroot` and the argument.
-        if _getrefcount(wroot) > _WROOT_BASELINE:
+        arr = None  # the loop variable must not outlive the loop as an alias
+        seal_write_root(wroot)
+        with _lock:
+            # Arrays that escaped the borrow keep references to `wroot`; counting
+            # them is deferred to `alias_count`, which drops roots nobody holds.
             if self._stale is None:
-                self._stale = []
-            self._stale.append(wroot)
-        self.exclusive = None
+                self._stale = [wroot]
+            else:
+                self._stale.append(wroot)
+            self.exclusive = None
 
     # -- recycling -----------------------------------------------------------------------
     def detach_recycler(self) -> None:
@@ -187,18 +220,32 @@ class HostBuffer:
         pool.recycle(self.owner, self.alias_count())
 
 
-def _calibrate_wroot() -> int:
-    # Mirror `end_exclusive`'s call shape: the caller holds one reference.
-    class _Calib(HostBuffer):
-        __slots__ = ("measured",)
-
-        def end_exclusive(self, wroot: np.ndarray[Any, Any], handed: list[Any]) -> None:
-            self.measured = _getrefcount(wroot)
-
-    buf = _Calib(np.empty(1), np.empty(1))
-    w = make_write_root(buf.flat)
-    buf.end_exclusive(w, [])
-    return int(buf.measured)
+def shared_refusal(op: str, holder: str) -> BorrowError:
+    """The error for a shared borrow attempted while ``holder`` borrows exclusively."""
+    return BorrowError(
+        op,
+        f"the buffer is exclusively borrowed by {holder}; "
+        "leave that block before reading the tensor",
+        kind="EXCLUSIVELY_BORROWED",
+        holder=holder,
+    )
 
 
-_WROOT_BASELINE = _calibrate_wroot()
+def _stale_refs(stale: list[np.ndarray[Any, Any]]) -> list[int]:
+    # Measured with exactly this access pattern at import time (`_STALE_BASELINE`).
+    return [_getrefcount(root) for root in stale]
+
+
+def _calibrate() -> tuple[int, int]:
+    # Reference counts seen by the counters above for an object nobody else holds;
+    # measured rather than assumed because interpreters differ (3.14 borrows some).
+    probe = HostBuffer(np.empty(1), np.empty(1))
+    probe._root = np.empty(1)
+    root_baseline = probe._root_refs()
+    stale_baseline = _stale_refs([np.empty(1)])[0]
+    return root_baseline, stale_baseline
+
+
+#: References a root has when only its `HostBuffer` holds it.
+#: References a stale write root has when only the `_stale` list holds it.
+_ROOT_BASELINE, _STALE_BASELINE = _calibrate()
