@@ -175,6 +175,16 @@ class HostBuffer:
 
     def begin_exclusive(self, op: str) -> np.ndarray[Any, Any]:
         """Start an exclusive borrow; returns a fresh writable root for this borrow."""
+        if not self.flat.flags.writeable:
+            # A read-only mapping (a shared-memory tensor attached from another
+            # process): a write root over it would write to read-only pages.
+            raise BorrowError(
+                op,
+                "this buffer is a read-only mapping (e.g. a shared-memory tensor attached "
+                "from another process) and cannot be borrowed for writing; write in the "
+                "owning process, or download() a host copy and write that",
+                kind="READ_ONLY",
+            )
         with _lock:
             if self.exclusive is not None:
                 self.check_exclusive(op)  # raises EXCLUSIVELY_BORROWED
