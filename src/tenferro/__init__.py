@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .copies import CopyStats, copy_stats, forbid_copies
+from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
 from .errors import (
     AccessError,
@@ -22,7 +23,8 @@ from .errors import (
 from .guards import HostReadGuard, HostWriteGuard
 from .interop import from_dlpack
 from .placement import MemoryKind, Placement
-from .storage.identity import AllocationDomainId, AllocationId
+from .storage.group import AllocationGroup, DescriptorSlot
+from .storage.identity import AllocationDomainId, AllocationId, AllocationKey
 from .tensor import Tensor, from_numpy
 from .view import TensorView, TensorViewMut
 
@@ -31,11 +33,14 @@ __version__ = "0.1.0"
 __all__ = [
     "AccessError",
     "AllocationDomainId",
+    "AllocationGroup",
     "AllocationId",
+    "AllocationKey",
     "BorrowError",
     "CopyForbiddenError",
     "CopyStats",
     "DType",
+    "DescriptorSlot",
     "DeviceAccessError",
     "GroupError",
     "HostAccessError",
@@ -48,6 +53,9 @@ __all__ = [
     "ReinterpretError",
     "RootImportError",
     "RuntimeStateError",
+    "ShareHandle",
+    "SharedMemoryDomain",
+    "SharedTensorAllocationDomain",
     "TenferroError",
     "Tensor",
     "TensorView",

@@ -1,0 +1,420 @@
+"""`SharedMemoryDomain`: tensors in POSIX shared memory, readable by other processes.
+
+A `SharedMemoryDomain` allocates each tensor in its own POSIX shared-memory
+segment (`multiprocessing.shared_memory`). Its tensors have memory kind
+``SHARED_HOST`` and an allocation identity; like all provider memory they are
+never read implicitly (``host_data()`` refuses), but they are host-mappable, so
+``map_read()``, ``with_host_read``, ``map_write()`` (in the owning process) and
+``download()`` work, with the usual alias counting.
+
+``t.share_handle()`` returns a small picklable `ShareHandle`. In another process
+``SharedMemoryDomain.attach(handle)`` maps the very same memory, read-only at the
+operating-system level, as a tensor with the same allocation identity: no copy
+and no pickling of the elements.
+
+Lifetime:
+
+* the owner unlinks the segment's name when its last tensor (or group view) is
+  dropped, or at interpreter exit; the memory itself stays mapped for arrays
+  still borrowed from it, and for attached readers until they drop theirs;
+* readers never unlink and never register the segment with Python's
+  ``resource_tracker`` (which, on Python < 3.13, would unlink the owner's
+  segment when the *reader* exits, and warn about a "leak"); they map it
+  through ``_posixshmem`` directly, so a reader that is killed leaves nothing
+  behind;
+* the owner's segment *is* registered with the resource tracker (that is what
+  ``SharedMemory(create=True)`` does), so even an owner that is killed has its
+  segment removed when the tracker shuts down.
+
+The owner's write while a reader reads is not detected across processes:
+finish writing (leave ``map_write``) before handing out handles.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import weakref
+from dataclasses import dataclass
+from multiprocessing import resource_tracker, shared_memory
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ..copies import record_copy
+from ..dtype import DType, as_dtype, dtype_of_array
+from ..errors import AccessError, HostAccessError, RuntimeStateError, ValidationError
+from ..layout import normalize_shape, shape_size
+from ..placement import MemoryKind, Placement
+from ..storage.group import GroupTensorRef, tensor_from_owner
+from ..storage.host import shared_refusal
+from ..storage.identity import AllocationDomainId, AllocationId, AllocationIdCounter
+from ..storage.root import BackendStorageBase, ProviderCapabilities, import_backend_buffer
+from ..tensor import Tensor
+
+__all__ = [
+    "SHARED_HOST_PLACEMENT",
+    "ShareHandle",
+    "SharedMemoryBuffer",
+    "SharedMemoryDomain",
+    "share_handle",
+]
+
+#: The placement of every shared-memory tensor.
+SHARED_HOST_PLACEMENT = Placement(MemoryKind.SHARED_HOST, None, None)
+
+_FAMILY = "shared-memory"
+
+
+def _require_posix(op: str) -> None:
+    if os.name != "posix":
+        raise RuntimeStateError(
+            op,
+            "SharedMemoryDomain needs POSIX shared memory (Linux, macOS); this platform "
+            f"({os.name}) has none",
+            kind="UNSUPPORTED_PLATFORM",
+        )
+
+
+def _map_segment(op: str, name: str, size: int, writable: bool) -> mmap.mmap:
+    """Map ``size`` bytes of the named segment without touching the resource tracker."""
+    import _posixshmem  # CPython's own helper for multiprocessing.shared_memory (POSIX)
+
+    fd = _posixshmem.shm_open("/" + name, os.O_RDWR if writable else os.O_RDONLY, 0o600)
+    try:
+        actual = os.fstat(fd).st_size
+        if actual < size:
+            raise AccessError(
+                op,
+                f"segment {name} has {actual} bytes but the handle describes {size}",
+                kind="LENGTH_MISMATCH",
+                expected=size,
+                actual=actual,
+            )
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+        return mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=prot)
+    finally:
+        # The mapping keeps its own descriptor; ours is not needed any more.
+        os.close(fd)
+
+
+def _unlink_segment(shm: shared_memory.SharedMemory, pid: int) -> None:
+    """Remove the segment's name (the owner's finalizer)."""
+    if os.getpid() != pid:
+        return  # a forked child holds a copy of the owner's objects, not the segment
+    try:
+        shm.unlink()  # shm_unlink + resource_tracker.unregister
+    except FileNotFoundError:
+        # Someone removed the name already; still drop our tracker registration.
+        resource_tracker.unregister(shm._name, "shared_memory")  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareHandle:
+    """What another process needs to attach a shared-memory tensor (small, picklable).
+
+    Holds the segment name and size, the element type and shape, and the
+    allocation identity. It grants read access to anyone who can open the segment
+    (same user); it does not keep the segment alive.
+    """
+
+    name: str
+    segment_bytes: int
+    dtype: DType
+    shape: tuple[int, ...]
+    domain: int
+    allocation: int
+    owner_pid: int
+
+    @property
+    def nbytes(self) -> int:
+        return shape_size(self.shape) * self.dtype.itemsize
+
+    @property
+    def allocation_domain(self) -> AllocationDomainId:
+        return AllocationDomainId(self.domain)
+
+    @property
+    def allocation_id(self) -> AllocationId:
+        return AllocationId(self.allocation)
+
+
+class SharedMemoryBuffer(BackendStorageBase):
+    """One shared-memory segment mapped into this process, as a provider buffer.
+
+    The owner's buffer (``writable``) unlinks the segment when it is collected;
+    an attached buffer is read-only and never unlinks.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_alloc_id",
+        "_domain_id",
+        "_dtype",
+        "_mm",
+        "_n",
+        "domain",
+        "name",
+        "segment_bytes",
+        "writable",
+    )
+
+    def __init__(
+        self,
+        mm: mmap.mmap,
+        name: str,
+        segment_bytes: int,
+        dtype: DType,
+        count: int,
+        domain_id: AllocationDomainId,
+        alloc_id: AllocationId,
+        domain: SharedMemoryDomain | None,
+        shm: shared_memory.SharedMemory | None,
+    ) -> None:
+        self._mm = mm
+        self.name = name
+        self.segment_bytes = segment_bytes
+        self._dtype = dtype
+        self._n = count
+        self._domain_id = domain_id
+        self._alloc_id = alloc_id
+        #: The domain that allocated this buffer (None when attached from elsewhere).
+        self.domain = domain
+        self.writable = shm is not None
+        if shm is not None:
+            weakref.finalize(self, _unlink_segment, shm, os.getpid())
+
+    def allocation_domain(self) -> AllocationDomainId | None:
+        return self._domain_id
+
+    def allocation_id(self) -> AllocationId | None:
+        return self._alloc_id
+
+    def backend_family(self) -> str:
+        return _FAMILY
+
+    def len(self) -> int:
+        return self._n
+
+    def placement(self) -> Placement:
+        return SHARED_HOST_PLACEMENT
+
+    def capabilities(self) -> ProviderCapabilities:
+        return ProviderCapabilities.mappable()
+
+    def map_read(self) -> np.ndarray[Any, Any]:
+        arr = np.frombuffer(self._mm, dtype=self._dtype.numpy, count=self._n)
+        arr.flags.writeable = False
+        return arr
+
+    def map_write(self) -> np.ndarray[Any, Any]:
+        if not self.writable:
+            raise AccessError(
+                "SharedMemoryBuffer.map_write",
+                f"segment {self.name} is attached read-only from another process",
+                kind="UNSUPPORTED",
+                backend=_FAMILY,
+            )
+        return np.frombuffer(self._mm, dtype=self._dtype.numpy, count=self._n)
+
+    def __reduce__(self) -> NoReturn:
+        raise RuntimeStateError(
+            "SharedMemoryBuffer.__reduce__",
+            "a mapped segment cannot be pickled; send Tensor.share_handle() instead",
+            kind="NOT_PICKLABLE",
+        )
+
+    def __repr__(self) -> str:
+        role = "owner" if self.writable else "attached"
+        return f"SharedMemoryBuffer({self.name}, {self._n} x {self._dtype.name}, {role})"
+
+
+class SharedMemoryDomain:
+    """A `SharedTensorAllocationDomain` in POSIX shared memory (memory kind SHARED_HOST).
+
+    ``allocate(dtype, shape)`` makes a tensor in a new segment (zero-filled by the
+    operating system; treat it as uninitialised). Every allocation shares this
+    domain's ``id()`` and gets a fresh allocation id. Pass the domain to
+    ``CpuEngine(allocation_domain=...)`` to place engine outputs in shared memory.
+    """
+
+    __slots__ = ("__weakref__", "_id", "_ids")
+
+    memory_kind = MemoryKind.SHARED_HOST
+
+    def __init__(self) -> None:
+        self._id = AllocationDomainId.fresh()
+        self._ids = AllocationIdCounter()
+
+    def id(self) -> AllocationDomainId:
+        """The identity shared by every allocation of this domain."""
+        return self._id
+
+    @property
+    def placement(self) -> Placement:
+        return SHARED_HOST_PLACEMENT
+
+    def allocate(self, dtype: Any, shape: Any) -> Tensor:
+        """A new tensor in its own shared-memory segment. Ownership: the tensor owns it."""
+        op = "SharedMemoryDomain.allocate"
+        dt = as_dtype(dtype, op)
+        sh = normalize_shape(shape, op, dt.itemsize)
+        _require_posix(op)
+        n = shape_size(sh)
+        nbytes = n * dt.itemsize
+        try:
+            # SharedMemory refuses size 0; an empty tensor still gets a (1-byte) segment.
+            shm = shared_memory.SharedMemory(create=True, size=max(nbytes, 1))
+        except OSError as exc:
+            raise RuntimeStateError(
+                op,
+                f"could not create a shared-memory segment of {nbytes} bytes: {exc}",
+                kind="PROVIDER",
+                nbytes=nbytes,
+            ) from exc
+        try:
+            mm = _map_segment(op, shm.name, shm.size, writable=True)
+        except BaseException:
+            shm.close()
+            shm.unlink()
+            raise
+        # Our own mapping replaces SharedMemory's: closing it now means no exported
+        # buffer can ever make SharedMemory.close() fail later.
+        shm.close()
+        buf = SharedMemoryBuffer(
+            mm, shm.name, shm.size, dt, n, self._id, self._ids.next(), self, shm
+        )
+        return tensor_from_owner(import_backend_buffer(buf, dt), dt, sh, op)
+
+    def copy_from(self, source: Any) -> Tensor:
+        """A new tensor in this domain with the elements of ``source`` (a Tensor or array).
+
+        Ownership: **copies** (a named copy, counted); ``source`` is untouched.
+        """
+        op = "SharedMemoryDomain.copy_from"
+        if isinstance(source, Tensor):
+            src = source._read_flat(op, mapped=True)
+            dt, sh = source.dtype, source.shape
+        elif isinstance(source, np.ndarray):
+            dt = dtype_of_array(source, op)
+            sh = tuple(int(d) for d in source.shape)
+            src = source
+        else:
+            raise ValidationError(
+                op,
+                f"expected a Tensor or a numpy array, got {type(source).__name__}",
+                kind="INVALID_DATA",
+            )
+        record_copy(op, shape_size(sh) * dt.itemsize)
+        out = self.allocate(dt, sh)
+        dst, offset = out._resolve(op, mapped=True)
+        target = dst.flat[offset : offset + shape_size(sh)]
+        if src.ndim <= 1:
+            np.copyto(target, src)
+        else:
+            np.copyto(target.reshape(sh, order="F"), src)
+        return out
+
+    @staticmethod
+    def attach(handle: ShareHandle) -> Tensor:
+        """Map a shared tensor of another process (or this one): read-only, no copy.
+
+        The tensor has the owner's allocation identity and memory kind SHARED_HOST.
+        Raises `HostAccessError` kind SEGMENT_GONE when the owner has already dropped
+        the tensor. Ownership: the attached tensor owns only its mapping.
+        """
+        op = "SharedMemoryDomain.attach"
+        if not isinstance(handle, ShareHandle):
+            raise ValidationError(
+                op,
+                f"expected a ShareHandle (from Tensor.share_handle()), got {type(handle).__name__}",
+                kind="INVALID_ARGUMENT",
+            )
+        _require_posix(op)
+        try:
+            mm = _map_segment(op, handle.name, handle.segment_bytes, writable=False)
+        except FileNotFoundError:
+            raise HostAccessError(
+                op,
+                f"shared-memory segment {handle.name} no longer exists: its owner dropped "
+                "the tensor (or exited) before this attach; keep the owner's tensor alive "
+                "until every reader has attached",
+                kind="SEGMENT_GONE",
+                name=handle.name,
+            ) from None
+        except OSError as exc:
+            raise HostAccessError(
+                op,
+                f"cannot map shared-memory segment {handle.name}: {exc}",
+                kind="PROVIDER",
+                name=handle.name,
+            ) from exc
+        n = shape_size(handle.shape)
+        buf = SharedMemoryBuffer(
+            mm,
+            handle.name,
+            handle.segment_bytes,
+            handle.dtype,
+            n,
+            handle.allocation_domain,
+            handle.allocation_id,
+            None,
+            None,
+        )
+        owner = import_backend_buffer(buf, handle.dtype)
+        return tensor_from_owner(owner, handle.dtype, handle.shape, op)
+
+    def __reduce__(self) -> NoReturn:
+        raise RuntimeStateError(
+            "SharedMemoryDomain.__reduce__",
+            "a domain belongs to the process that made it; send Tensor.share_handle() to "
+            "other processes and SharedMemoryDomain.attach() it there",
+            kind="NOT_PICKLABLE",
+        )
+
+    def __repr__(self) -> str:
+        return f"SharedMemoryDomain({self._id!r})"
+
+
+def shared_buffer_of(t: Tensor, op: str) -> SharedMemoryBuffer | None:
+    """The shared-memory buffer behind ``t``, or None for any other storage."""
+    st = t._live(op)
+    if not isinstance(st, GroupTensorRef):
+        return None
+    buf = st.owner.backend_buffer()
+    return buf if isinstance(buf, SharedMemoryBuffer) else None
+
+
+def share_handle(t: Tensor) -> ShareHandle:
+    """`Tensor.share_handle`: a picklable handle to a shared-memory tensor.
+
+    Ownership: **borrows** nothing in this process; the handle does not keep the
+    segment alive (keep the tensor alive until readers have attached). Refused
+    while the tensor is exclusively borrowed (finish writing first), and for
+    tensors that are not in shared memory (`RuntimeStateError` kind
+    NOT_SHARED_MEMORY).
+    """
+    op = "Tensor.share_handle"
+    buf = shared_buffer_of(t, op)
+    if buf is None:
+        raise RuntimeStateError(
+            op,
+            f"the tensor lives in {t.placement.memory_kind.name} memory, not in a "
+            "SharedMemoryDomain; copy it in with SharedMemoryDomain().copy_from(t) (a named "
+            "copy) or compute it on CpuEngine(allocation_domain=SharedMemoryDomain())",
+            kind="NOT_SHARED_MEMORY",
+        )
+    st: GroupTensorRef = t._st
+    host = st.owner.mapped
+    if host is not None and host.exclusive is not None:
+        raise shared_refusal(op, host.exclusive)
+    key = st.owner.key
+    return ShareHandle(
+        buf.name,
+        buf.segment_bytes,
+        t._dtype,
+        t._shape,
+        key.domain.value,
+        key.local.value,
+        os.getpid(),
+    )
