@@ -32,13 +32,20 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
     """
     if not isinstance(shape, (bool, str, bytes)) and hasattr(shape, "__index__"):
         shape = (shape,)
-    if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, tuple)):
+    if isinstance(shape, (str, bytes)):
+        raise ValidationError(
+            op,
+            f"shape must be a sequence of ints such as (2, 3), got {shape!r}",
+            kind="INVALID_SHAPE",
+            shape=shape,
+        )
+    if not isinstance(shape, (Sequence, tuple)):
         try:
             shape = tuple(shape)
         except TypeError:
             raise ValidationError(
                 op,
-                f"shape must be a sequence of ints, got {shape!r}",
+                f"shape must be a sequence of ints such as (2, 3), got {shape!r}",
                 kind="INVALID_SHAPE",
                 shape=shape,
             ) from None
@@ -63,7 +70,7 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
         if n < 0:
             raise ValidationError(
                 op,
-                f"shape entries must be >= 0, got {n} in {tuple(shape)!r}",
+                f"shape entries must be >= 0 (0 makes an empty axis), got {n} in {tuple(shape)!r}",
                 kind="INVALID_SHAPE",
                 shape=tuple(shape),
             )
@@ -75,8 +82,8 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
     if nonzero * max(itemsize, 1) > sys.maxsize:
         raise ValidationError(
             op,
-            f"shape {result!r} overflows: {nonzero} elements of {itemsize} bytes do not fit "
-            f"in memory (at most {sys.maxsize} bytes)",
+            f"shape {result!r} overflows: {nonzero} elements of {itemsize} bytes cannot fit "
+            f"in memory (at most {sys.maxsize} bytes); use a smaller shape",
             kind="SHAPE_OVERFLOW",
             shape=result,
         )
@@ -141,14 +148,15 @@ def normalize_perm(perm: Any, ndim: int, op: str) -> Shape:
     except TypeError:
         raise ValidationError(
             op,
-            f"permutation must be a sequence of ints, got {perm!r}",
+            f"permutation must be a sequence of axis numbers (ints), got {perm!r}",
             kind="INVALID_AXES",
             perm=perm,
         ) from None
     if sorted(p) != list(range(ndim)):
         raise ValidationError(
             op,
-            f"{p!r} is not a permutation of the {ndim} axes 0..{ndim - 1}",
+            f"{p!r} is not a permutation of the {ndim} axes 0..{ndim - 1}; "
+            f"pass each axis exactly once, e.g. {tuple(reversed(range(ndim)))!r}",
             kind="INVALID_AXES",
             perm=p,
             ndim=ndim,

@@ -116,7 +116,8 @@ class Tensor:
         if arr.ndim != 1:
             raise ValidationError(
                 op,
-                f"data must be 1-D, got nested data of shape {arr.shape}",
+                f"data must be 1-D, got nested data of shape {arr.shape}; flatten it "
+                "(column-major) or use tenferro.from_numpy(..., copy=True)",
                 kind="NOT_1D",
                 data_shape=arr.shape,
             )
@@ -149,7 +150,8 @@ class Tensor:
         if arr.ndim != 1:
             raise ValidationError(
                 op,
-                f"data must be a 1-D array, got shape {arr.shape}",
+                f"data must be a 1-D array, got shape {arr.shape}; pass arr.reshape(-1) "
+                "(row-major order)",
                 kind="NOT_1D",
                 data_shape=arr.shape,
             )
@@ -582,7 +584,8 @@ def _check_length(op: str, shape: Shape, length: int) -> None:
     if need != length:
         raise ValidationError(
             op,
-            f"shape {shape} needs {need} elements but data has {length}",
+            f"shape {shape} needs {need} elements but data has {length}; pass a shape "
+            f"whose product is {length}, or data of length {need}",
             kind="LENGTH_MISMATCH",
             shape=shape,
             expected=need,
@@ -628,11 +631,17 @@ def _build_from_sequence(op: str, data: Any, want: DType | None) -> np.ndarray[A
         arr = np.array(data, dtype=want.numpy if want is not None else None)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValidationError(
-            op, f"data cannot be read as numbers: {exc}", kind="INVALID_DATA"
+            op,
+            f"data cannot be read as numbers ({exc}); pass a flat sequence of numbers "
+            "that fit the dtype",
+            kind="INVALID_DATA",
         ) from None
     if arr.dtype.kind in "OUSV":
         raise ValidationError(
-            op, f"data holds {arr.dtype} values, not numbers", kind="INVALID_DATA"
+            op,
+            f"data holds {arr.dtype} values, not numbers; pass ints, floats, bools or "
+            "complex numbers",
+            kind="INVALID_DATA",
         )
     return arr
 

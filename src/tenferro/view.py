@@ -112,13 +112,16 @@ class _ViewBase:
         n_ell = sum(1 for i in idx if i is Ellipsis)
         if n_ell > 1:
             raise ValidationError(
-                op, "an index can only have one ellipsis (...)", kind="INVALID_INDEX"
+                op,
+                "an index can only have one ellipsis (...); use at most one",
+                kind="INVALID_INDEX",
             )
         n_real = len(idx) - n_ell
         if n_real > len(self._shape):
             raise ValidationError(
                 op,
-                f"too many indices ({n_real}) for a rank-{len(self._shape)} view",
+                f"too many indices ({n_real}) for a rank-{len(self._shape)} view; "
+                f"pass at most {len(self._shape)}",
                 kind="INVALID_INDEX",
                 index=index,
             )
@@ -137,7 +140,8 @@ class _ViewBase:
                 if item.step is not None and _is_zero(item.step):
                     raise ValidationError(
                         op,
-                        f"slice step cannot be zero (axis {axis})",
+                        f"slice step cannot be zero (axis {axis}); use a non-zero step "
+                        "(a negative step walks backwards)",
                         kind="INVALID_INDEX",
                         index=index,
                     )
@@ -147,7 +151,7 @@ class _ViewBase:
                 except TypeError:
                     raise ValidationError(
                         op,
-                        f"slice bounds must be ints, got {item!r}",
+                        f"slice start, stop and step must be ints or None, got {item!r}",
                         kind="INVALID_INDEX",
                         index=index,
                     ) from None
@@ -159,7 +163,7 @@ class _ViewBase:
             if isinstance(item, bool):
                 raise ValidationError(
                     op,
-                    f"boolean index {item!r} is not supported",
+                    f"boolean index {item!r} cannot make a view; use ints and slices",
                     kind="INVALID_INDEX",
                     index=index,
                 )
@@ -168,14 +172,16 @@ class _ViewBase:
             except TypeError:
                 raise ValidationError(
                     op,
-                    f"index entries must be ints, slices or ..., got {item!r}",
+                    f"index entries must be ints, slices or ... (new axes, arrays and masks "
+                    f"cannot make a strided view), got {item!r}",
                     kind="INVALID_INDEX",
                     index=index,
                 ) from None
             if not -dim <= i < dim:
                 raise ValidationError(
                     op,
-                    f"index {i} is out of range for axis {axis} of size {dim}",
+                    f"index {i} is out of range for axis {axis} of size {dim}"
+                    + (f"; use -{dim}..{dim - 1}" if dim else "; the axis is empty"),
                     kind="INDEX_OUT_OF_RANGE",
                     index=index,
                     axis=axis,
@@ -192,7 +198,7 @@ class _ViewBase:
             raise ValidationError(
                 op,
                 f"cannot reshape {self._shape} ({self.size} elements) to {new} "
-                f"({shape_size(new)} elements)",
+                f"({shape_size(new)} elements); the new shape must have as many elements",
                 kind="LENGTH_MISMATCH",
             )
         if not self.is_contiguous:
@@ -211,7 +217,7 @@ class _ViewBase:
         if not self._dtype.is_complex:
             raise ValidationError(
                 op,
-                f"as_real_view needs a complex view, got {self._dtype.name}",
+                f"as_real_view needs a complex view (C32 or C64), got {self._dtype.name}",
                 kind="DTYPE_MISMATCH",
                 dtype=self._dtype,
             )
@@ -248,7 +254,8 @@ class _ViewBase:
             if not -dim <= i < dim:
                 raise ValidationError(
                     op,
-                    f"index {i} is out of range for axis {axis} of size {dim}",
+                    f"index {i} is out of range for axis {axis} of size {dim}"
+                    + (f"; use -{dim}..{dim - 1}" if dim else "; the axis is empty"),
                     kind="INDEX_OUT_OF_RANGE",
                     index=index,
                     axis=axis,

@@ -1,0 +1,136 @@
+"""Every physical copy is named and counted; forbid_copies() refuses them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tenferro as tfr
+from tenferro.copies import record_copy
+
+
+def host(shape: tuple[int, ...], dtype: Any = np.float64) -> tfr.Tensor:
+    n = int(np.prod(shape))
+    return tfr.Tensor.from_vec_col_major(shape, np.arange(n).astype(dtype))
+
+
+# Each case: (label, setup -> thunk that makes exactly one named copy, bytes copied).
+COPIES: list[tuple[str, Callable[[], Callable[[], object]], int]] = [
+    ("Tensor.duplicate", lambda: host((2, 3)).duplicate, 48),
+    ("Tensor.to_numpy(copy=True)", lambda: lambda t=host((2, 3)): t.to_numpy(copy=True), 48),
+    ("np.array(tensor)", lambda: lambda t=host((2, 3)): np.array(t), 48),
+    (
+        "np.asarray(tensor, dtype=float32)",
+        lambda: lambda t=host((2, 3)): np.asarray(t, dtype=np.float32),
+        24,
+    ),
+    (
+        "TensorView.duplicate",
+        lambda: lambda t=host((2, 3)): t.as_view().slice_view((slice(None), 1)).duplicate(),
+        16,
+    ),
+    (
+        "TensorView.to_col_major",
+        lambda: lambda t=host((2, 3)): t.as_view().transpose_view((1, 0)).to_col_major(),
+        48,
+    ),
+    (
+        "Tensor.from_vec_row_major",
+        lambda: lambda: tfr.Tensor.from_vec_row_major((2, 3), np.arange(6.0)),
+        48,
+    ),
+    (
+        "from_numpy(copy=True)",
+        lambda: lambda: tfr.from_numpy(np.ones((2, 3)), copy=True),
+        48,
+    ),
+    ("Tensor.download", lambda: host((2, 3)).download, 48),
+]
+
+
+def test_copy_stats_is_a_named_pair() -> None:
+    stats = tfr.copy_stats()
+    assert isinstance(stats, tfr.CopyStats)
+    assert stats == (stats.copies, stats.bytes)
+
+
+@pytest.mark.parametrize(("label", "setup", "nbytes"), COPIES, ids=[c[0] for c in COPIES])
+def test_each_named_copy_counts_once_with_its_bytes(
+    label: str, setup: Callable[[], Callable[[], object]], nbytes: int
+) -> None:
+    thunk = setup()
+    before = tfr.copy_stats()
+    thunk()
+    after = tfr.copy_stats()
+    assert (after.copies - before.copies, after.bytes - before.bytes) == (1, nbytes)
+
+
+@pytest.mark.parametrize(("label", "setup", "nbytes"), COPIES, ids=[c[0] for c in COPIES])
+def test_each_named_copy_is_refused_inside_forbid_copies(
+    label: str, setup: Callable[[], Callable[[], object]], nbytes: int
+) -> None:
+    thunk = setup()
+    before = tfr.copy_stats()
+    with tfr.forbid_copies(), pytest.raises(tfr.CopyForbiddenError) as err:
+        thunk()
+    assert tfr.copy_stats() == before
+    assert err.value.nbytes == nbytes
+    assert "forbid_copies" in str(err.value)
+
+
+def test_zero_copy_paths_do_not_count() -> None:
+    data = np.arange(6.0)
+    before = tfr.copy_stats()
+    with tfr.forbid_copies():
+        t = tfr.Tensor.from_vec_col_major((2, 3), data)
+        a = t.host_data()
+        b = t.to_numpy()
+        c = np.asarray(t)
+        d = np.array(t, copy=False)
+        v = t.as_view().transpose_view((1, 0)).slice_view((slice(None, None, -1), 0))
+        e = v.to_numpy()
+        del a, b, c, d, v, e
+        with t.map_read() as g:
+            g.tolist()
+        t.with_host_read(np.sum)
+        _, back = t.into_vec_col_major()
+    assert back is data
+    assert tfr.copy_stats() == before
+
+
+def test_forbid_copies_nests() -> None:
+    t = host((2,))
+    with tfr.forbid_copies():
+        with tfr.forbid_copies():
+            pass
+        with pytest.raises(tfr.CopyForbiddenError):
+            t.duplicate()
+    t.duplicate()
+
+
+def test_forbid_copies_is_per_thread() -> None:
+    t = host((4,))
+    done: list[object] = []
+    with tfr.forbid_copies():
+        worker = threading.Thread(target=lambda: done.append(t.duplicate()))
+        worker.start()
+        worker.join()
+    assert len(done) == 1
+
+
+def test_forbid_copies_is_left_even_on_error() -> None:
+    with pytest.raises(KeyError), tfr.forbid_copies():
+        raise KeyError("boom")
+    host((1,)).duplicate()
+
+
+def test_record_copy_refuses_before_counting() -> None:
+    before = tfr.copy_stats()
+    with tfr.forbid_copies(), pytest.raises(tfr.CopyForbiddenError) as err:
+        record_copy("My.op", 10)
+    assert err.value.op == "My.op"
+    assert tfr.copy_stats() == before
