@@ -11,7 +11,7 @@ from typing import Any
 
 from .shared_memory import SharedMemoryDomain, ShareHandle
 
-__all__ = ["attach_and_hold", "describe_shared", "sum_shared"]
+__all__ = ["attach_and_hold", "describe_shared", "report_sum", "sum_shared"]
 
 
 def sum_shared(handle: ShareHandle) -> float:
@@ -20,6 +20,14 @@ def sum_shared(handle: ShareHandle) -> float:
     total = float(t.with_host_read(lambda a: a.sum()))
     del t
     return total
+
+
+def report_sum(handle: ShareHandle, conn: Any) -> None:
+    """`sum_shared`, sent back over a `multiprocessing` connection with this process's id."""
+    import os
+
+    conn.send((os.getpid(), sum_shared(handle)))
+    conn.close()
 
 
 def describe_shared(handle: ShareHandle) -> dict[str, Any]:

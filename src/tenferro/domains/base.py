@@ -13,10 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from ..dtype import as_dtype
+from ..errors import ValidationError
+from ..layout import normalize_shape, shape_size
+from ..storage.group import tensor_from_owner
 from ..storage.identity import AllocationDomainId
+from ..storage.root import BackendStorage, import_backend_buffer
 from ..tensor import Tensor
 
-__all__ = ["SharedTensorAllocationDomain"]
+__all__ = ["SharedTensorAllocationDomain", "tensor_from_backend_buffer"]
 
 
 @runtime_checkable
@@ -33,3 +38,24 @@ class SharedTensorAllocationDomain(Protocol):
     def id(self) -> AllocationDomainId: ...
 
     def allocate(self, dtype: Any, shape: Any) -> Tensor: ...
+
+
+def tensor_from_backend_buffer(buffer: BackendStorage, dtype: Any, shape: Any) -> Tensor:
+    """Wrap a provider buffer as a group-backed tensor (what a domain's ``allocate`` returns).
+
+    The buffer must report its allocation domain and id (else `RootImportError`
+    kind MISSING_ALLOCATION_IDENTITY) and hold exactly ``prod(shape)`` elements
+    of ``dtype``. Ownership: **moves** ``buffer`` into the tensor's owner.
+    """
+    op = "tensor_from_backend_buffer"
+    dt = as_dtype(dtype, op)
+    sh = normalize_shape(shape, op, dt.itemsize)
+    if buffer.len() != shape_size(sh):
+        raise ValidationError(
+            op,
+            f"shape {sh} needs {shape_size(sh)} elements but the buffer holds {buffer.len()}",
+            kind="LENGTH_MISMATCH",
+            expected=shape_size(sh),
+            actual=buffer.len(),
+        )
+    return tensor_from_owner(import_backend_buffer(buffer, dt), dt, sh, op)
