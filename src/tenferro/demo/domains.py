@@ -1,0 +1,135 @@
+"""Demo section: allocation domains (seed chapter, "分配域": identity on the device side).
+
+Upstream could only show this with a fake test domain; here it runs on the
+shared-memory domain that ships, including a child process reading the tensor.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..copies import copy_stats
+from ..domains import SharedMemoryDomain, _children
+from ..errors import TenferroError
+from ..placement import MemoryKind, Placement
+from ..storage.identity import AllocationId
+from ..tensor import Tensor
+from . import Facts
+
+
+def _refusal(fn: Callable[[], Any]) -> str:
+    try:
+        fn()
+    except TenferroError as exc:
+        return str(exc)
+    return "no error"
+
+
+def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
+    try:
+        from ..engine import CpuEngine
+    except ImportError:
+        f.show("engine", "not built; engine facts skipped")
+        return
+    if not hasattr(CpuEngine, "to_contiguous"):
+        f.show("engine", "has no to_contiguous yet; engine facts skipped")
+        return
+    eng = CpuEngine(allocation_domain=domain)
+    copy = eng.to_contiguous(t)
+    f.check(
+        "domain engine to_contiguous: allocation_domain, allocation_id",
+        (copy.allocation_domain, copy.allocation_id),
+        (domain.id(), AllocationId(2)),
+    )
+    f.check(
+        "domain engine to_contiguous values",
+        copy.with_host_read(lambda a: a.tolist()),
+        [1.0, 2.0, 3.0, 4.0],
+    )
+    del copy
+    f.check(
+        "domain engine add -> Err",
+        _refusal(lambda: eng.add(t, t)).split(" (")[0],
+        "CpuEngine.add: CPU backend received backend buffer; download to host before CPU execution",
+    )
+    plain = CpuEngine()
+    f.check(
+        "plain engine add -> Err",
+        _refusal(lambda: plain.add(t, t)).split(" (")[0],
+        "CpuEngine.add: CPU backend received backend buffer; download to host before CPU execution",
+    )
+
+
+def _child_facts(f: Facts, t: Tensor) -> None:
+    handle = t.share_handle()
+    f.show("share handle", handle)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        seen = pool.apply_async(_children.describe_shared, (handle,)).get(120)
+    f.check("child process sum (attached, no copy)", seen["sum"], 10.0)
+    f.check(
+        "child sees the same identity",
+        (seen["allocation_domain"], seen["allocation_id"]),
+        (t.allocation_domain, t.allocation_id),
+    )
+    f.check("child host_data -> Err", seen["host_data"], "HostAccessError")
+    f.check("child map_write -> Err", seen["map_write"], "BorrowError:READ_ONLY")
+
+
+def run(f: Facts) -> None:
+    f.section("domains: identity on the device side, in shared memory")
+    first = Tensor.from_vec_col_major((1,), np.zeros(1)).promote()
+    second = Tensor.from_vec_col_major((1,), np.zeros(1)).promote()
+    domain = SharedMemoryDomain()
+    assert first.allocation_domain is not None and second.allocation_domain is not None
+    f.check(
+        "two host imports, then a domain: consecutive domain ids",
+        [first.allocation_domain.value + 1, second.allocation_domain.value + 1],
+        [second.allocation_domain.value, domain.id().value],
+    )
+    t = domain.allocate("float64", (2, 2))
+    with t.map_write() as w:
+        w.array[...] = [[1.0, 3.0], [2.0, 4.0]]
+    f.show("domain id", domain.id())
+    f.check(
+        "tensor allocation_domain, allocation_id",
+        (t.allocation_domain, t.allocation_id),
+        (domain.id(), AllocationId(1)),
+    )
+    f.check("placement", t.placement, Placement(MemoryKind.SHARED_HOST, None, None))
+    f.check(
+        "host_data -> Err",
+        _refusal(t.host_data),
+        "Tensor.host_data: backend storage cannot be borrowed as host data; download "
+        "explicitly first",
+    )
+    f.check("with_host_read", t.with_host_read(lambda a: a.tolist()), [1.0, 2.0, 3.0, 4.0])
+    with t.map_read() as guard:
+        f.check(
+            "map_read (upstream refused mappable memory)", guard.tolist(), [[1.0, 3.0], [2.0, 4.0]]
+        )
+    before = copy_stats().copies
+    host = t.download()
+    f.check(
+        "download: a plain host copy, counted",
+        (host.allocation_id, copy_stats().copies - before),
+        (None, 1),
+    )
+    _engine_facts(f, domain, t)
+
+    f.section("domains: a child process reads the tensor through a share handle")
+    _child_facts(f, t)
+    name = t.share_handle().name
+    del t, guard
+    gc.collect()
+    if os.path.isdir("/dev/shm"):
+        f.check(
+            "segment removed when the owner's tensor is dropped",
+            os.path.exists(f"/dev/shm/{name}"),
+            False,
+        )
