@@ -40,8 +40,8 @@ def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
     if not hasattr(CpuEngine, "to_contiguous"):
         f.show("engine", "has no to_contiguous yet; engine facts skipped")
         return
-    eng = CpuEngine(allocation_domain=domain)
-    copy = eng.to_contiguous(t)
+    eng: Any = CpuEngine(allocation_domain=domain)
+    copy: Tensor = eng.to_contiguous(t)
     f.check(
         "domain engine to_contiguous: allocation_domain, allocation_id",
         (copy.allocation_domain, copy.allocation_id),
@@ -58,7 +58,7 @@ def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
         _refusal(lambda: eng.add(t, t)).split(" (")[0],
         "CpuEngine.add: CPU backend received backend buffer; download to host before CPU execution",
     )
-    plain = CpuEngine()
+    plain: Any = CpuEngine()
     f.check(
         "plain engine add -> Err",
         _refusal(lambda: plain.add(t, t)).split(" (")[0],

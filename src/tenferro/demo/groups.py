@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..errors import TenferroError
@@ -11,13 +14,13 @@ from ..tensor import Tensor
 from . import Facts
 
 
-def _addr(a: np.ndarray) -> int:  # type: ignore[type-arg]
+def _addr(a: np.ndarray[Any, Any]) -> int:
     return int(a.ctypes.data)
 
 
-def _refusal(fn: object) -> str:
+def _refusal(fn: Callable[[], Any]) -> str:
     try:
-        fn()  # type: ignore[operator]
+        fn()
     except TenferroError as exc:
         return str(exc)
     return "no error"
