@@ -95,7 +95,6 @@ def run(quick: bool = False) -> list[CaseResult]:
     ratio = result.ratio("share_handle", "pickle")
     result.extra["share_handle_over_pickle"] = ratio
     print(
-        f"{result.name}: share handle {ratio:.4f} x the time of pickling "
-        f"({1 / ratio:.0f}x faster)"
+        f"{result.name}: share handle {ratio:.4f} x the time of pickling ({1 / ratio:.0f}x faster)"
     )
     return [result]
