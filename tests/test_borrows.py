@@ -42,9 +42,8 @@ def test_a_fresh_tensor_has_no_alias() -> None:
 def test_map_write_is_refused_while_host_data_lives_with_the_count_in_the_message() -> None:
     t = fresh()
     alias = t.host_data()
-    with pytest.raises(tfr.BorrowError, match="1 live alias") as err:
-        with t.map_write():
-            pass
+    with pytest.raises(tfr.BorrowError, match="1 live alias") as err, t.map_write():
+        pass
     assert (err.value.op, err.value.kind, err.value.aliases) == ("Tensor.map_write", "ALIASED", 1)
     assert "del" in str(err.value)
     del alias

@@ -18,37 +18,43 @@ def host(shape: tuple[int, ...], dtype: Any = np.float64) -> tfr.Tensor:
     return tfr.Tensor.from_vec_col_major(shape, np.arange(n).astype(dtype))
 
 
+def bound(fn: Callable[[tfr.Tensor], object]) -> Callable[[], Callable[[], object]]:
+    """A setup that builds a fresh (2, 3) tensor and returns ``lambda: fn(tensor)``."""
+
+    def setup() -> Callable[[], object]:
+        t = host((2, 3))
+        return lambda: fn(t)
+
+    return setup
+
+
+def unbound(fn: Callable[[], object]) -> Callable[[], Callable[[], object]]:
+    return lambda: fn
+
+
 # Each case: (label, setup -> thunk that makes exactly one named copy, bytes copied).
 COPIES: list[tuple[str, Callable[[], Callable[[], object]], int]] = [
-    ("Tensor.duplicate", lambda: host((2, 3)).duplicate, 48),
-    ("Tensor.to_numpy(copy=True)", lambda: lambda t=host((2, 3)): t.to_numpy(copy=True), 48),
-    ("np.array(tensor)", lambda: lambda t=host((2, 3)): np.array(t), 48),
-    (
-        "np.asarray(tensor, dtype=float32)",
-        lambda: lambda t=host((2, 3)): np.asarray(t, dtype=np.float32),
-        24,
-    ),
+    ("Tensor.duplicate", bound(lambda t: t.duplicate()), 48),
+    ("Tensor.to_numpy(copy=True)", bound(lambda t: t.to_numpy(copy=True)), 48),
+    ("np.array(tensor)", bound(np.array), 48),
+    ("np.asarray(tensor, dtype=float32)", bound(lambda t: np.asarray(t, dtype=np.float32)), 24),
     (
         "TensorView.duplicate",
-        lambda: lambda t=host((2, 3)): t.as_view().slice_view((slice(None), 1)).duplicate(),
+        bound(lambda t: t.as_view().slice_view((slice(None), 1)).duplicate()),
         16,
     ),
     (
         "TensorView.to_col_major",
-        lambda: lambda t=host((2, 3)): t.as_view().transpose_view((1, 0)).to_col_major(),
+        bound(lambda t: t.as_view().transpose_view((1, 0)).to_col_major()),
         48,
     ),
     (
         "Tensor.from_vec_row_major",
-        lambda: lambda: tfr.Tensor.from_vec_row_major((2, 3), np.arange(6.0)),
+        unbound(lambda: tfr.Tensor.from_vec_row_major((2, 3), np.arange(6.0))),
         48,
     ),
-    (
-        "from_numpy(copy=True)",
-        lambda: lambda: tfr.from_numpy(np.ones((2, 3)), copy=True),
-        48,
-    ),
-    ("Tensor.download", lambda: host((2, 3)).download, 48),
+    ("from_numpy(copy=True)", unbound(lambda: tfr.from_numpy(np.ones((2, 3)), copy=True)), 48),
+    ("Tensor.download", bound(lambda t: t.download()), 48),
 ]
 
 

@@ -87,7 +87,12 @@ def test_a_python_list_takes_the_requested_dtype() -> None:
 
 @pytest.mark.parametrize(
     ("values", "dtype"),
-    [([1, 2], tfr.DType.I64), ([1.5], tfr.DType.F64), ([True], tfr.DType.BOOL), ([1j], tfr.DType.C64)],
+    [
+        ([1, 2], tfr.DType.I64),
+        ([1.5], tfr.DType.F64),
+        ([True], tfr.DType.BOOL),
+        ([1j], tfr.DType.C64),
+    ],
 )
 def test_a_python_list_infers_its_dtype_like_numpy(values: list, dtype: tfr.DType) -> None:
     assert tfr.Tensor.from_vec_col_major((len(values),), values).dtype is dtype

@@ -140,7 +140,7 @@ def test_into_host_of_a_host_tensor_moves_it_into_a_tensor_with_the_same_buffer(
     h = t.into_host()
     assert t.is_moved
     assert addr(h.host_data()) == addr(data)
-    with pytest.raises(tfr.MovedTensorError, match="Tensor.into_host"):
+    with pytest.raises(tfr.MovedTensorError, match=r"Tensor\.into_host"):
         t.host_data()
 
 
