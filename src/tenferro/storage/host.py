@@ -154,9 +154,8 @@ class HostBuffer:
             raise BorrowError(
                 op,
                 f"{aliases} live alias(es) of this buffer (arrays from host_data/map_read/"
-                "to_numpy/np.asarray, views, guards, or arrays kept from an earlier "
-                "exclusive borrow) are still alive; delete them (del, or leave their "
-                "with-block) first",
+                "to_numpy, views or guards) are still alive; delete them (del, or leave "
+                "their with-block) before writing",
                 kind="ALIASED",
                 aliases=aliases,
             )
