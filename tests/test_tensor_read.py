@@ -236,3 +236,19 @@ def test_repr_during_an_exclusive_borrow_does_not_read() -> None:
     t = tfr.Tensor.from_vec_col_major((2,), np.array([1.0, 2.0]))
     with t.map_write():
         assert repr(t) == "Tensor(shape=(2,), dtype=F64)"
+
+
+def test_a_one_element_tensor_has_a_truth_value() -> None:
+    assert bool(tfr.Tensor.from_vec_col_major((), [2.0]))
+    assert not bool(tfr.Tensor.from_vec_col_major((1, 1), [0.0]))
+
+
+def test_the_truth_value_of_several_elements_is_ambiguous() -> None:
+    t, _ = matrix()
+    with pytest.raises(tfr.ValidationError) as err:
+        bool(t)
+    assert (err.value.op, err.value.kind, err.value.size) == (
+        "Tensor.__bool__",
+        "AMBIGUOUS_TRUTH",
+        6,
+    )

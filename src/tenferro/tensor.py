@@ -540,6 +540,21 @@ class Tensor:
             raise TypeError("len() of a rank-0 tensor")
         return self._shape[0]
 
+    def __bool__(self) -> bool:
+        """numpy's rule: only a one-element tensor has a truth value (it reads it)."""
+        op = "Tensor.__bool__"
+        self._live(op)
+        n = shape_size(self._shape)
+        if n != 1:
+            raise ValidationError(
+                op,
+                f"the truth value of a tensor with {n} elements is ambiguous; test "
+                "t.size, or reduce it first (e.g. engine.reduce_max)",
+                kind="AMBIGUOUS_TRUTH",
+                size=n,
+            )
+        return bool(self._read_flat(op)[0])
+
     # Operators run on the current default engine (`with eng:` switches it).
     def __add__(self, other: Any) -> Tensor:
         return _eng().add(self, other)  # type: ignore[no-any-return]
