@@ -226,7 +226,12 @@ class HostBuffer:
         pool = recycler()
         if pool is None:
             return  # the engine is gone: the buffer is simply freed
-        pool.recycle(self.owner, self.alias_count())
+        # Hot path of every dropped engine output: a buffer that never had a root
+        # or a stale write root cannot have an alias, so skip the counting calls.
+        if self._root is None and self._stale is None:
+            pool.recycle(self.owner, 0)
+        else:
+            pool.recycle(self.owner, self.alias_count())
 
 
 def shared_refusal(op: str, holder: str) -> BorrowError:

@@ -1,0 +1,14 @@
+"""The CPU engine: pooled uninitialised outputs, contraction, elementwise, fusion."""
+
+from __future__ import annotations
+
+from .cpu import CpuEngine, default_engine
+from .pool import BufferPool, BufferPoolCacheStats, BufferPoolStats
+
+__all__ = [
+    "BufferPool",
+    "BufferPoolCacheStats",
+    "BufferPoolStats",
+    "CpuEngine",
+    "default_engine",
+]

@@ -1,0 +1,248 @@
+"""Shared machinery of the CPU engine: reading operands, pooled outputs, ``out=``.
+
+Every operation family (elementwise, reduction, structural, contraction,
+fusion) is a mixin on `EngineBase`; this module holds what they share:
+
+* `operand`: turn a `Tensor` or `TensorView` into a numpy array in the tensor's
+  logical shape, without copying and without creating an alias (engine kernels
+  read ``HostBuffer.flat`` directly: a temporary that is gone when the
+  operation returns, see docs/internals.md);
+* `EngineBase.output`: an uninitialised pooled buffer for a result, and
+  `EngineBase.wrap` to hand it out with the weak link to the pool;
+* `begin_out`: validation and the exclusive borrow for an ``out=`` tensor.
+
+INVARIANT (plain host tensors): when ``tensor._st`` is a `HostBuffer`, its
+``flat`` holds exactly the tensor's elements, column-major, in its dtype.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType
+from ..errors import BorrowError, RuntimeStateError, ValidationError
+from ..guards import ExclusiveBorrow
+from ..layout import shape_size
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
+from ..view import _ViewBase
+from .pool import BufferPool
+
+__all__ = [
+    "EngineBase",
+    "backend_error",
+    "begin_out",
+    "check_out",
+    "is_scalar",
+    "operand",
+]
+
+Shape = tuple[int, ...]
+Array = np.ndarray[Any, Any]
+
+_new = object.__new__
+
+
+def backend_error(op: str, t: Any = None) -> RuntimeStateError:
+    """The error for a tensor whose memory the CPU cannot execute on."""
+    placement = None
+    try:
+        placement = t._st.placement if t is not None else None
+    except Exception:
+        placement = None
+    return RuntimeStateError(
+        op,
+        "CPU backend received backend buffer; download to host before CPU execution (t.download())",
+        kind="BACKEND_BUFFER",
+        placement=placement,
+    )
+
+
+def not_a_tensor(op: str, x: Any, what: str = "operand") -> ValidationError:
+    return ValidationError(
+        op,
+        f"{what} must be a tenferro Tensor or TensorView, got {type(x).__name__}; "
+        "wrap numpy data with tenferro.from_numpy (adopts) first",
+        kind="INVALID_OPERAND",
+        operand_type=type(x).__name__,
+    )
+
+
+def is_scalar(x: Any) -> bool:
+    """A Python (or numpy) number: a weak operand that takes the tensor's dtype."""
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.ndarray)
+
+
+def group_flat(t: Tensor, op: str) -> tuple[Array, HostBuffer]:
+    """The elements of a group-backed tensor whose memory is plain host memory."""
+    st = t._st
+    if not getattr(st, "host_addressable", False):
+        raise backend_error(op, t)
+    buf, offset = t._resolve(op)
+    if buf.exclusive is not None:
+        buf.check_shared(op)
+    flat = buf.flat
+    want = t._dtype.numpy
+    if flat.dtype != want:
+        flat = flat.view(want)
+    n = shape_size(t._shape)
+    if offset or flat.shape[0] != n:
+        flat = flat[offset : offset + n]
+    return flat, buf
+
+
+def tensor_flat(t: Tensor, op: str) -> tuple[Array, HostBuffer]:
+    """A tensor's elements as the library-internal 1-D array (not an alias)."""
+    st = t._st
+    if st.__class__ is HostBuffer:
+        if st.exclusive is not None:
+            st.check_shared(op)
+        return st.flat, st
+    if st is None:
+        t._raise_moved(op)
+    return group_flat(t, op)
+
+
+def operand(x: Any, op: str) -> tuple[Array, DType, Shape, HostBuffer | None]:
+    """``(array, dtype, shape, buffer)`` for a tensor or view, in its logical shape.
+
+    Tensors give an F-ordered array over their internal buffer (no copy, no
+    alias); views give their strided array (they hold the alias themselves).
+    ``buffer`` is the tensor's `HostBuffer` (None for views), for ``out=`` checks.
+    """
+    if isinstance(x, Tensor):
+        flat, buf = tensor_flat(x, op)
+        shape = x._shape
+        arr = flat if len(shape) == 1 else flat.reshape(shape, order="F")
+        return arr, x._dtype, shape, buf
+    if isinstance(x, _ViewBase):
+        return x._strided(op), x._dtype, x._shape, None
+    raise not_a_tensor(op, x)
+
+
+def check_out(out: Any, shape: Shape, dtype: DType, op: str) -> None:
+    """Validate an ``out=`` tensor before anything is written (ValidationError)."""
+    if not isinstance(out, Tensor):
+        raise ValidationError(
+            op,
+            f"out must be a tenferro Tensor (an owner), got {type(out).__name__}",
+            kind="INVALID_OUT",
+        )
+    out._live(op)
+    if out._shape != shape or out._dtype is not dtype:
+        raise ValidationError(
+            op,
+            f"out has shape {out._shape} and dtype {out._dtype.name}, but the result has "
+            f"shape {shape} and dtype {dtype.name}",
+            kind="OUT_MISMATCH",
+            expected_shape=shape,
+            expected_dtype=dtype,
+            actual_shape=out._shape,
+            actual_dtype=out._dtype,
+        )
+
+
+def begin_out(
+    out: Tensor,
+    op: str,
+    inputs: Sequence[HostBuffer | None] = (),
+    in_place_ok: bool = False,
+) -> tuple[ExclusiveBorrow, Array]:
+    """Start the exclusive borrow of a validated ``out=`` tensor.
+
+    ``inputs`` are the operands' buffers: an output that is also an input is
+    refused (`BorrowError`) unless the kernel is elementwise (``in_place_ok``),
+    where numpy reads each element before writing it.
+    """
+    st = out._st
+    if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
+        raise backend_error(op, out)
+    buf = st if st.__class__ is HostBuffer else out._resolve(op)[0]
+    for b in inputs:
+        if b is not None and b is buf and not in_place_ok:
+            raise BorrowError(
+                op,
+                "out= is also one of the inputs; this operation cannot write over its own "
+                "operands: pass a separate out tensor",
+                kind="OUT_ALIASES_INPUT",
+            )
+    return out._begin_out(op)
+
+
+class EngineBase:
+    """State and output plumbing shared by every operation family."""
+
+    __slots__ = ("__weakref__", "_domain", "_pool", "_recycler", "_threads")
+
+    _pool: BufferPool
+    _recycler: Any
+    _threads: int | None
+    _domain: Any
+
+    def output(self, dtype: DType, n: int) -> tuple[Array, Array]:
+        """``(owner, flat)``: an uninitialised pooled buffer with ``n`` usable elements.
+
+        The caller's kernel must write all ``n`` elements of ``flat``, then hand the
+        result out with `wrap`; if the kernel raises, call `give_back(owner)`.
+        """
+        owner = self._pool.acquire(dtype.numpy, n)
+        return owner, (owner if owner.shape[0] == n else owner[:n])
+
+    def wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
+        """Hand a fully written pooled buffer out as a tensor that recycles on drop."""
+        t: Tensor = _new(Tensor)
+        t._shape = shape
+        t._dtype = dtype
+        t._st = HostBuffer(owner, flat, self._recycler)
+        t._moved = None
+        return t
+
+    def give_back(self, owner: Array) -> None:
+        """Return a buffer whose computation failed: nothing else has seen it."""
+        self._pool.recycle(owner, 0)
+
+    def fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
+        """``(owner, flat, nd)`` for a new result: nd is the F-ordered array of ``shape``."""
+        owner, flat = self.output(dtype, shape_size(shape))
+        nd = flat if len(shape) == 1 else flat.reshape(shape, order="F")
+        return owner, flat, nd
+
+    def run(
+        self,
+        op: str,
+        shape: Shape,
+        dtype: DType,
+        kernel: Any,
+        out: Any = None,
+        inputs: Sequence[HostBuffer | None] = (),
+        in_place_ok: bool = False,
+    ) -> Tensor:
+        """Run ``kernel(nd)`` into a pooled output (or ``out=``) and return the result.
+
+        ``kernel`` must write every element of the F-ordered array ``nd`` it is
+        given (each caller says why at its kernel). A kernel that raises gives its
+        pooled buffer back before the error propagates; with ``out=``, the
+        exclusive borrow is always ended.
+        """
+        if out is None:
+            owner, flat, nd = self.fresh(shape, dtype)
+            try:
+                kernel(nd)
+            except BaseException:
+                del nd, flat
+                self.give_back(owner)
+                raise
+            return self.wrap(shape, dtype, owner, flat)
+        check_out(out, shape, dtype, op)
+        borrow, arr = begin_out(out, op, inputs, in_place_ok)
+        try:
+            kernel(arr)
+        finally:
+            del arr  # our own reference must not look like an escaped alias
+            borrow.end()
+        result: Tensor = out
+        return result

@@ -1,0 +1,256 @@
+"""`CpuEngine`: the CPU engine, its pool, its threads, and the per-thread default.
+
+The operations live in one mixin per family (`elementwise`, `reduction`,
+`structural`, `contraction`, `fusion`); this module assembles them, owns the
+pool API (`buffer_pool_stats`, `reclaim_buffer`, ...), applies the thread
+setting, and keeps the per-thread default engine that tensor operators use.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import Any
+
+from ..errors import BorrowError, RuntimeStateError, ValidationError
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
+from .contraction import ContractionOps
+from .elementwise import ElementwiseOps
+from .fusion import FusionOps
+from .pool import BufferPool, BufferPoolCacheStats, BufferPoolStats, check_limit
+from .reduction import ReductionOps
+from .structural import StructuralOps
+
+__all__ = ["CpuEngine", "applied_threads", "default_engine"]
+
+
+# ---------------------------------------------------------------------- threads
+# The thread count last applied to BLAS and numexpr (None: never set by tenferro).
+# INVARIANT: the libraries are only touched when a requested count differs from
+# this module-level int, so creating or entering engines costs one compare.
+_applied: int | None = None
+_threads_lock = threading.Lock()
+_controller: Any = None
+
+
+def applied_threads() -> int | None:
+    """The thread count tenferro last applied to BLAS and numexpr (None: never)."""
+    return _applied
+
+
+def _apply_threads(n: int | None) -> None:
+    global _applied, _controller
+    if n is None or n == _applied:
+        return
+    with _threads_lock:
+        if n == _applied:
+            return
+        import numexpr
+        from threadpoolctl import ThreadpoolController
+
+        if _controller is None:
+            _controller = ThreadpoolController()
+        _controller.limit(limits=n, user_api="blas")
+        numexpr.set_num_threads(n)
+        _applied = n
+
+
+def _check_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValidationError(
+            "CpuEngine",
+            f"threads must be a positive int or None (leave the libraries' setting alone), "
+            f"got {threads!r}",
+            kind="INVALID_THREADS",
+            threads=threads,
+        )
+    return threads
+
+
+# ---------------------------------------------------------------------- default engine
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.current: CpuEngine | None = None
+        self.stack: list[CpuEngine | None] = []
+
+
+_state = _ThreadState()
+
+
+def default_engine() -> CpuEngine:
+    """This thread's current engine: the innermost ``with eng:``, else the thread's own.
+
+    Each thread gets its own default `CpuEngine` (and so its own pool) on first use.
+    Tensor operators (``+ - * / ** @``, unary ``-``, ``abs``) run on it.
+    """
+    eng = _state.current
+    if eng is None:
+        eng = _state.current = CpuEngine()
+    return eng
+
+
+# ---------------------------------------------------------------------- the engine
+class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, FusionOps):
+    """The CPU engine: numpy/BLAS kernels writing into pooled, uninitialised outputs.
+
+    ``threads``: BLAS and numexpr thread count (and the fused evaluator's workers),
+    applied when the engine is created or entered with ``with eng:`` (never per
+    operation); ``None`` leaves the libraries as they are. ``buffer_limit_bytes``:
+    the pool's byte cap (default: ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` or
+    100 MiB). ``allocation_domain``: an object with ``id()`` and
+    ``allocate(dtype, shape)``; `to_contiguous` of a tensor living in that domain
+    allocates its result there.
+
+    Every operation accepts tensors and views (any strides) and returns a
+    compact column-major tensor whose buffer came from this engine's pool;
+    dropping it returns the buffer. Operations with ``out=`` write an existing
+    tensor under an exclusive borrow instead.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        threads: int | None = None,
+        buffer_limit_bytes: int | None = None,
+        allocation_domain: Any = None,
+    ) -> None:
+        self._threads = _check_threads(threads)
+        if buffer_limit_bytes is not None:
+            buffer_limit_bytes = check_limit(buffer_limit_bytes, "CpuEngine")
+        if allocation_domain is not None and not (
+            callable(getattr(allocation_domain, "id", None))
+            and callable(getattr(allocation_domain, "allocate", None))
+        ):
+            raise ValidationError(
+                "CpuEngine",
+                "allocation_domain must provide id() and allocate(dtype, shape), got "
+                f"{type(allocation_domain).__name__}",
+                kind="INVALID_DOMAIN",
+            )
+        self._domain = allocation_domain
+        self._pool = BufferPool(buffer_limit_bytes)
+        # One weak reference shared by every output: the pool is owned by this engine
+        # alone, so outputs never keep it (or the engine) alive.
+        self._recycler = weakref.ref(self._pool)
+        _apply_threads(self._threads)
+
+    # -- configuration -------------------------------------------------------------------
+    @property
+    def threads(self) -> int | None:
+        """The configured thread count (None: libraries left alone)."""
+        return self._threads
+
+    @property
+    def allocation_domain(self) -> Any:
+        """The allocation domain `to_contiguous` allocates domain tensors in, or None."""
+        return self._domain
+
+    @property
+    def pool(self) -> BufferPool:
+        """This engine's buffer pool."""
+        return self._pool
+
+    def __enter__(self) -> CpuEngine:
+        """Make this engine the calling thread's default until the block ends."""
+        _state.stack.append(_state.current)
+        _state.current = self
+        _apply_threads(self._threads)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack = _state.stack
+        previous = stack.pop() if stack else None
+        _state.current = previous
+        if previous is not None:
+            _apply_threads(previous._threads)
+
+    def __repr__(self) -> str:
+        s = self._pool.stats()
+        return (
+            f"CpuEngine(threads={self._threads}, buffers={s.buffers}, "
+            f"capacity_bytes={s.capacity_bytes}, limit_bytes={self._pool.limit_bytes})"
+        )
+
+    # -- pool API ------------------------------------------------------------------------
+    def buffer_pool_stats(self) -> BufferPoolStats:
+        """``BufferPoolStats(buffers, capacity_bytes)``: what the pool retains now."""
+        return self._pool.stats()
+
+    def buffer_pool_cache_stats(self) -> BufferPoolCacheStats:
+        """Counters of real pool events: hits, misses, recycled, refused, evictions, clears."""
+        return self._pool.cache_stats()
+
+    @property
+    def buffer_pool_limit_bytes(self) -> int:
+        """The pool's byte cap on retained buffers (0: retention off)."""
+        return self._pool.limit_bytes
+
+    def set_buffer_pool_limit_bytes(self, limit: int) -> None:
+        """Change the pool's byte cap; shrinking evicts the smallest buffers at once."""
+        self._pool.set_limit_bytes(limit)
+
+    def reset_buffer_pool(self) -> None:
+        """Drop every retained buffer (the counters are kept; ``clears`` counts this)."""
+        self._pool.clear()
+
+    def reclaim_buffer(self, t: Tensor) -> None:
+        """Move ``t``'s buffer into this engine's pool now.
+
+        Ownership: **moves** ``t`` (any later use raises `MovedTensorError`). Refused
+        with `BorrowError` while an alias of the buffer is alive, and for an adopted
+        buffer whose caller array is still referenced (the caller could still read
+        it); refused with `RuntimeStateError` for group-backed tensors. A refused
+        call leaves ``t`` as it was.
+        """
+        op = "CpuEngine.reclaim_buffer"
+        if not isinstance(t, Tensor):
+            raise ValidationError(
+                op, f"expected a Tensor, got {type(t).__name__}", kind="INVALID_OPERAND"
+            )
+        st = t._live(op)
+        if st.__class__ is not HostBuffer:
+            raise RuntimeStateError(
+                op,
+                "a group-backed tensor's memory belongs to its allocation group; narrow it "
+                "with into_host() first, or drop it",
+                kind="GROUP_BACKED",
+            )
+        st.check_exclusive(op)
+        origin = st.origin
+        if origin is not None and (
+            origin.base is not None or sys.getrefcount(origin) > _ORIGIN_BASELINE
+        ):
+            raise BorrowError(
+                op,
+                "the tensor adopts a caller array that is still referenced (or is a view "
+                "of another array); the pool must never hand out memory someone can read; "
+                "drop the caller's array first, or drop the tensor instead",
+                kind="ADOPTED_STILL_REFERENCED",
+            )
+        owner = st.owner
+        st.detach_recycler()
+        t._move(op)
+        self._pool.recycle(owner, 0)
+
+
+def _origin_baseline() -> int:
+    # References an adopted array has when only tenferro holds it (the HostBuffer's
+    # `origin` and the memoryview under `owner`), measured with the same access
+    # pattern as `reclaim_buffer` (attribute load into a local).
+    import numpy as np
+
+    from ..tensor import _adopt
+
+    data = np.empty(1)
+    buf = _adopt(data, data)
+    del data
+    origin = buf.origin
+    return sys.getrefcount(origin)
+
+
+_ORIGIN_BASELINE = _origin_baseline()

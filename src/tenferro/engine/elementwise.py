@@ -1,0 +1,455 @@
+"""Elementwise operations: arithmetic, math functions, comparisons and ``where``.
+
+Operands are tensors or views of equal shape and dtype, or Python scalars. A
+scalar is *weak*: it takes the tensor's dtype, and is refused when that would
+lose information (a float scalar with an integer tensor, a complex scalar with
+a real one, an integer out of range). There is no implicit broadcasting or
+promotion: use `broadcast_in_dim` and `convert` explicitly.
+
+Every kernel is one numpy ufunc call with ``out=`` set to the uninitialised
+pooled output; a ufunc writes every element of ``out`` when all operands have
+``out``'s shape (or are scalars), which is what the checks here guarantee.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType
+from ..errors import ValidationError
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
+from ._base import EngineBase, is_scalar, not_a_tensor, operand
+
+__all__ = ["ElementwiseOps"]
+
+Shape = tuple[int, ...]
+Array = np.ndarray[Any, Any]
+
+_new = object.__new__
+_empty = np.empty
+_BOOL = DType.BOOL
+_F = frozenset({DType.F32, DType.F64})
+_C = frozenset({DType.C32, DType.C64})
+_I = frozenset({DType.I32, DType.I64})
+_FLOATING = _F | _C
+_NUMERIC = _F | _C | _I
+_REAL = _F | _I | {_BOOL}
+_ALL = frozenset(DType)
+# Tuples for the hot path: `in` on a tuple compares enum members by identity.
+_NUMERIC_T = tuple(d for d in DType if d is not DType.BOOL)
+_FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
+# Python-level rank of a dtype's kind: bool < integer < real float < complex.
+_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
+_RANK.update({DType.C32: 3, DType.C64: 3})
+
+_np_add = np.add
+_np_sub = np.subtract
+_np_mul = np.multiply
+_np_tdiv = np.true_divide
+_np_fdiv = np.floor_divide
+
+
+class _Spec:
+    """One elementwise operation: its name, ufunc, accepted dtypes and result dtype."""
+
+    __slots__ = ("allowed", "hint", "name", "op", "result", "ufunc")
+
+    def __init__(
+        self,
+        name: str,
+        ufunc: Any,
+        allowed: frozenset[DType],
+        result: DType | None = None,
+        hint: str = "",
+    ) -> None:
+        self.name = name
+        self.op = f"CpuEngine.{name}"
+        self.ufunc = ufunc
+        self.allowed = allowed
+        self.result = result
+        self.hint = hint
+
+
+_CONVERT_HINT = "convert it first, e.g. eng.convert(t, tfr.DType.F64)"
+_ADD = _Spec("add", np.add, _NUMERIC)
+_SUB = _Spec("sub", np.subtract, _NUMERIC)
+_MUL = _Spec("mul", np.multiply, _NUMERIC)
+_DIV = _Spec("div", np.true_divide, _NUMERIC)
+_POW = _Spec("pow", np.power, _NUMERIC)
+_MAX = _Spec("maximum", np.maximum, _REAL, hint="complex numbers have no order")
+_MIN = _Spec("minimum", np.minimum, _REAL, hint="complex numbers have no order")
+_EQ = _Spec("equal", np.equal, _ALL, _BOOL)
+_NE = _Spec("not_equal", np.not_equal, _ALL, _BOOL)
+_LT = _Spec("less", np.less, _REAL, _BOOL, "complex numbers have no order")
+_LE = _Spec("less_equal", np.less_equal, _REAL, _BOOL, "complex numbers have no order")
+_GT = _Spec("greater", np.greater, _REAL, _BOOL, "complex numbers have no order")
+_GE = _Spec("greater_equal", np.greater_equal, _REAL, _BOOL, "complex numbers have no order")
+_NEG = _Spec("neg", np.negative, _NUMERIC)
+_ABS = _Spec("abs", np.absolute, _NUMERIC)
+_EXP = _Spec("exp", np.exp, _FLOATING, hint=_CONVERT_HINT)
+_LOG = _Spec("log", np.log, _FLOATING, hint=_CONVERT_HINT)
+_SIN = _Spec("sin", np.sin, _FLOATING, hint=_CONVERT_HINT)
+_COS = _Spec("cos", np.cos, _FLOATING, hint=_CONVERT_HINT)
+_TANH = _Spec("tanh", np.tanh, _FLOATING, hint=_CONVERT_HINT)
+_SQRT = _Spec("sqrt", np.sqrt, _FLOATING, hint=_CONVERT_HINT)
+
+
+# ---------------------------------------------------------------------- checks
+def _dtype_error(spec: _Spec, dt: DType) -> ValidationError:
+    allowed = ", ".join(d.name for d in DType if d in spec.allowed)
+    hint = f"; {spec.hint}" if spec.hint else ""
+    return ValidationError(
+        spec.op,
+        f"{spec.name} does not accept dtype {dt.name} (accepted: {allowed}){hint}",
+        kind="UNSUPPORTED_DTYPE",
+        dtype=dt,
+    )
+
+
+def _scalar_rank(value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return 1
+    if isinstance(value, (numbers.Real, np.floating)):
+        return 2
+    return 3
+
+
+def weak_scalar(value: Any, dt: DType, op: str) -> Any:
+    """``value`` as a numpy scalar of ``dt`` (weak typing), or a `ValidationError`.
+
+    Refused: a scalar of a higher kind than the tensor (float with an integer
+    tensor, complex with a real one), an integer out of the dtype's range, and a
+    finite number that overflows the dtype.
+    """
+    rank = _scalar_rank(value)
+    if rank > _RANK[dt]:
+        kind = ("bool", "int", "float", "complex")[rank]
+        raise ValidationError(
+            op,
+            f"a {kind} scalar ({value!r}) cannot take the tensor's dtype {dt.name} without "
+            f"losing information; pass a value of the tensor's kind, or convert the tensor "
+            f"(eng.convert) first",
+            kind="SCALAR_DTYPE",
+            scalar=value,
+            dtype=dt,
+        )
+    np_type = dt.numpy.type
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            converted = np_type(value)
+    except (OverflowError, FloatingPointError, ValueError):
+        converted = None
+    if converted is None or (
+        rank >= 1 and np.isfinite(value) and not np.isfinite(converted)
+    ):
+        raise ValidationError(
+            op,
+            f"the scalar {value!r} is out of range for dtype {dt.name}",
+            kind="SCALAR_OUT_OF_RANGE",
+            scalar=value,
+            dtype=dt,
+        )
+    return converted
+
+
+def _shape_error(op: str, s1: Shape, s2: Shape) -> ValidationError:
+    return ValidationError(
+        op,
+        f"operand shapes differ: {s1} and {s2}; elementwise operands must have equal "
+        "shapes (broadcast explicitly with eng.broadcast_in_dim)",
+        kind="SHAPE_MISMATCH",
+        shapes=(s1, s2),
+    )
+
+
+def _dtype_mismatch(op: str, d1: DType, d2: DType) -> ValidationError:
+    return ValidationError(
+        op,
+        f"operand dtypes differ: {d1.name} and {d2.name}; there is no implicit promotion "
+        "(convert one of them with eng.convert)",
+        kind="DTYPE_MISMATCH",
+        dtypes=(d1, d2),
+    )
+
+
+def _check_int_divisor(op: str, divisor: Any) -> None:
+    if not np.all(divisor):
+        raise ValidationError(
+            op,
+            "integer division by zero; integer div is floor division and has no value "
+            "for a zero divisor (check the divisor, or convert to a float dtype)",
+            kind="DIVISION_BY_ZERO",
+        )
+
+
+# ---------------------------------------------------------------------- fast path
+def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -> Any:
+    """A binary method with the hot path inlined: two plain host tensors, no out=.
+
+    The hot path reads both ``HostBuffer.flat`` arrays directly (no alias, no view
+    objects), takes a buffer from the pool (`BufferPool.acquire`, inlined: this is
+    the per-operation cost the benchmarks measure) and writes it with one ufunc
+    call. Anything else (views, scalars, ``out=``, group storage, dtypes outside
+    ``fast``, errors) goes through `ElementwiseOps._binary`.
+    """
+
+    def method(self: ElementwiseOps, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        if out is None and a.__class__ is Tensor and b.__class__ is Tensor:
+            sa = a._st
+            sb = b._st
+            dt = a._dtype
+            if (
+                sa.__class__ is HostBuffer
+                and sb.__class__ is HostBuffer
+                and sa.exclusive is None
+                and sb.exclusive is None
+                and dt is b._dtype
+                and dt in fast
+            ):
+                shape = a._shape
+                if shape == b._shape:
+                    fa = sa.flat
+                    n = len(fa)
+                    owner = self._pool.acquire(fa.dtype, n)
+                    flat = owner if len(owner) == n else owner[:n]
+                    try:
+                        # Both inputs hold exactly n elements (plain host INVARIANT,
+                        # equal shapes), so the ufunc writes all n elements of flat.
+                        ufunc(fa, sb.flat, flat)
+                    except BaseException:
+                        del flat
+                        self._pool.recycle(owner, 0)
+                        raise
+                    t: Tensor = _new(Tensor)
+                    t._shape = shape
+                    t._dtype = dt
+                    t._st = HostBuffer(owner, flat, self._recycler)
+                    t._moved = None
+                    return t
+        return self._binary(spec, a, b, out)
+
+    method.__name__ = spec.name
+    method.__qualname__ = f"CpuEngine.{spec.name}"
+    method.__doc__ = doc
+    return method
+
+
+# ---------------------------------------------------------------------- the mixin
+class ElementwiseOps(EngineBase):
+    """Elementwise methods of `CpuEngine` (mixed in; see the module docstring)."""
+
+    __slots__ = ()
+
+    # -- general paths ---------------------------------------------------------------------
+    def _binary(self, spec: _Spec, a: Any, b: Any, out: Any) -> Tensor:
+        op = spec.op
+        a_scalar = is_scalar(a)
+        b_scalar = is_scalar(b)
+        if a_scalar and b_scalar:
+            raise ValidationError(
+                op,
+                "at least one operand must be a tensor (both are scalars); use Python "
+                "arithmetic for scalars",
+                kind="INVALID_OPERAND",
+            )
+        bufs: list[HostBuffer | None] = []
+        if a_scalar:
+            yb, dt, shape, buf = operand(b, op)
+            bufs.append(buf)
+            xa: Any = weak_scalar(a, dt, op)
+        else:
+            xa, dt, shape, buf = operand(a, op)
+            bufs.append(buf)
+            if b_scalar:
+                yb = weak_scalar(b, dt, op)
+            else:
+                yb, dt2, shape2, buf2 = operand(b, op)
+                bufs.append(buf2)
+                if dt2 is not dt:
+                    raise _dtype_mismatch(op, dt, dt2)
+                if shape2 != shape:
+                    raise _shape_error(op, shape, shape2)
+        if dt not in spec.allowed:
+            raise _dtype_error(spec, dt)
+        ufunc = spec.ufunc
+        if spec is _DIV and dt in _I:
+            _check_int_divisor(op, yb)
+            ufunc = _np_fdiv
+        elif spec is _POW and dt in _I and np.any(np.less(yb, 0)):
+            raise ValidationError(
+                op,
+                "an integer tensor cannot be raised to a negative integer power; convert "
+                "it to a float dtype first",
+                kind="NEGATIVE_INTEGER_POWER",
+            )
+        result = spec.result or dt
+
+        def kernel(nd: Array) -> None:
+            # Every operand has nd's shape or is a scalar: the ufunc writes all of nd.
+            ufunc(xa, yb, out=nd)
+
+        return self.run(op, shape, result, kernel, out, bufs, in_place_ok=True)
+
+    def _unary(self, spec: _Spec, a: Any, out: Any) -> Tensor:
+        op = spec.op
+        x, dt, shape, buf = operand(a, op)
+        if dt not in spec.allowed:
+            raise _dtype_error(spec, dt)
+        result = dt.real if spec is _ABS else dt
+        ufunc = spec.ufunc
+
+        def kernel(nd: Array) -> None:
+            # x has nd's shape: the ufunc writes every element of nd.
+            ufunc(x, out=nd)
+
+        return self.run(op, shape, result, kernel, out, (buf,), in_place_ok=True)
+
+    # -- arithmetic ------------------------------------------------------------------------
+    add = _binary_method(
+        _ADD, _np_add, _NUMERIC_T, "``a + b`` elementwise into a pooled output (or ``out=``)."
+    )
+
+    sub = _binary_method(_SUB, _np_sub, _NUMERIC_T, "``a - b`` elementwise.")
+
+    mul = _binary_method(_MUL, _np_mul, _NUMERIC_T, "``a * b`` elementwise.")
+
+    div = _binary_method(
+        _DIV,
+        _np_tdiv,
+        _FLOATING_T,
+        """``a / b`` elementwise; on integer dtypes this is floor division (``//``).
+
+        Integer division by zero raises `ValidationError` (kind DIVISION_BY_ZERO);
+        float division follows IEEE (``inf``/``nan``).
+        """,
+    )
+
+    def pow(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a ** b`` elementwise (integer tensors: non-negative exponents only)."""
+        return self._binary(_POW, a, b, out)
+
+    def maximum(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """Elementwise maximum (NaN propagates); not defined for complex dtypes."""
+        return self._binary(_MAX, a, b, out)
+
+    def minimum(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """Elementwise minimum (NaN propagates); not defined for complex dtypes."""
+        return self._binary(_MIN, a, b, out)
+
+    # -- comparisons (BOOL results) --------------------------------------------------------
+    def equal(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a == b`` elementwise, as a BOOL tensor."""
+        return self._binary(_EQ, a, b, out)
+
+    def not_equal(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a != b`` elementwise, as a BOOL tensor."""
+        return self._binary(_NE, a, b, out)
+
+    def less(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a < b`` elementwise, as a BOOL tensor."""
+        return self._binary(_LT, a, b, out)
+
+    def less_equal(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a <= b`` elementwise, as a BOOL tensor."""
+        return self._binary(_LE, a, b, out)
+
+    def greater(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a > b`` elementwise, as a BOOL tensor."""
+        return self._binary(_GT, a, b, out)
+
+    def greater_equal(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+        """``a >= b`` elementwise, as a BOOL tensor."""
+        return self._binary(_GE, a, b, out)
+
+    # -- unary -----------------------------------------------------------------------------
+    def neg(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """``-a`` elementwise."""
+        return self._unary(_NEG, a, out)
+
+    def abs(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """``|a|`` elementwise; a complex tensor gives its real dtype (C64 -> F64)."""
+        return self._unary(_ABS, a, out)
+
+    def exp(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """``exp(a)`` elementwise (float and complex dtypes)."""
+        return self._unary(_EXP, a, out)
+
+    def log(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """Natural logarithm elementwise (float and complex dtypes)."""
+        return self._unary(_LOG, a, out)
+
+    def sin(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """``sin(a)`` elementwise (float and complex dtypes)."""
+        return self._unary(_SIN, a, out)
+
+    def cos(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """``cos(a)`` elementwise (float and complex dtypes)."""
+        return self._unary(_COS, a, out)
+
+    def tanh(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """``tanh(a)`` elementwise (float and complex dtypes)."""
+        return self._unary(_TANH, a, out)
+
+    def sqrt(self, a: Any, out: Tensor | None = None) -> Tensor:
+        """Square root elementwise (float and complex dtypes)."""
+        return self._unary(_SQRT, a, out)
+
+    # -- selection -------------------------------------------------------------------------
+    def where(self, cond: Any, x: Any, y: Any, out: Tensor | None = None) -> Tensor:
+        """``x`` where ``cond`` is true, else ``y``; ``cond`` is a BOOL tensor.
+
+        ``x`` and ``y`` are tensors of ``cond``'s shape and one dtype, or scalars
+        (at least one of them a tensor).
+        """
+        op = "CpuEngine.where"
+        if is_scalar(cond):
+            raise not_a_tensor(op, cond, "cond")
+        c, cdt, shape, cbuf = operand(cond, op)
+        if cdt is not _BOOL:
+            raise ValidationError(
+                op,
+                f"cond must be a BOOL tensor, got {cdt.name}; build one with a comparison "
+                "(eng.less, eng.equal, ...)",
+                kind="DTYPE_MISMATCH",
+                dtype=cdt,
+            )
+        if is_scalar(x) and is_scalar(y):
+            raise ValidationError(
+                op,
+                "x and y cannot both be scalars: their dtype would be ambiguous; make one "
+                "of them a tensor",
+                kind="INVALID_OPERAND",
+            )
+        bufs: list[HostBuffer | None] = [cbuf]
+        dt: DType | None = None
+        arrays: list[Any] = [None, None]
+        for i, v in enumerate((x, y)):
+            if is_scalar(v):
+                continue
+            arr, vdt, vshape, vbuf = operand(v, op)
+            if vshape != shape:
+                raise _shape_error(op, shape, vshape)
+            if dt is not None and vdt is not dt:
+                raise _dtype_mismatch(op, dt, vdt)
+            dt = vdt
+            arrays[i] = arr
+            bufs.append(vbuf)
+        assert dt is not None
+        for i, v in enumerate((x, y)):
+            if arrays[i] is None:
+                arrays[i] = weak_scalar(v, dt, op)
+        xa, ya = arrays
+
+        def kernel(nd: Array) -> None:
+            # The first copy writes every element of nd; the second overwrites the
+            # elements selected by cond.
+            np.copyto(nd, ya)
+            np.copyto(nd, xa, where=c)
+
+        return self.run(op, shape, dt, kernel, out, bufs, in_place_ok=False)

@@ -1,0 +1,698 @@
+"""Fused elementwise expressions: ``eng.evaluate("exp(a + b) * c", a=..., b=..., c=...)``.
+
+The expression is parsed with `ast`, checked against a whitelist (names,
+numeric literals, ``+ - * / **``, unary ``-``/``+``, one comparison, and the
+calls ``exp log sin cos tanh sqrt abs maximum minimum where``) and typed with the
+same rules as the elementwise operations (equal dtypes, weak literals, integer
+``/`` is floor division, comparisons give BOOL). Anything else is a
+`ValidationError` (kind UNSUPPORTED_EXPRESSION) naming the part it cannot fuse.
+
+It then runs in one pass over memory into one pooled output. Two executors:
+
+* ``backend="tiled"`` (the default): the compiled program runs over
+  cache-sized tiles (32768 elements), each step a numpy ufunc writing into a
+  small per-worker register (pooled scratch, reused for every tile) and the
+  last step writing the output tile. Intermediates never exist at full size,
+  and tiles are shared among the engine's worker threads (numpy releases the
+  GIL inside its loops). numpy's SIMD ``exp``/``log``/``sqrt`` kernels are
+  several times faster than numexpr's on builds without Intel VML, which is
+  why this is the default.
+* ``backend="numexpr"``: one numexpr call with ``out=`` the pooled output
+  (compiled `NumExpr` objects cached per expression and dtypes). Supported for
+  F64 and C64 operands; integer division, complex ``abs`` and
+  ``maximum``/``minimum`` differ in numexpr and are refused there.
+
+Compiled programs are cached per (expression, operand names and dtypes).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType
+from ..errors import ValidationError
+from ..layout import shape_size
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
+from ._base import EngineBase, operand
+from .elementwise import weak_scalar
+
+__all__ = ["FusionOps"]
+
+Shape = tuple[int, ...]
+Array = np.ndarray[Any, Any]
+
+OP = "CpuEngine.evaluate"
+#: Elements per tile: 32768 x 8 bytes = 256 KiB per register, inside L2.
+TILE = 32768
+
+_FLOATING = frozenset({DType.F32, DType.F64, DType.C32, DType.C64})
+_NUMERIC = _FLOATING | {DType.I32, DType.I64}
+_REAL = frozenset({DType.F32, DType.F64, DType.I32, DType.I64, DType.BOOL})
+_ALL = frozenset(DType)
+_NATURAL = {bool: DType.BOOL, int: DType.I64, float: DType.F64, complex: DType.C64}
+
+_UNARY_FUNCS = {
+    "exp": np.exp,
+    "log": np.log,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "sqrt": np.sqrt,
+    "abs": np.absolute,
+}
+_BINARY_FUNCS = {"maximum": np.maximum, "minimum": np.minimum}
+_BINOPS: dict[type, tuple[str, Any, frozenset[DType]]] = {
+    ast.Add: ("+", np.add, _NUMERIC),
+    ast.Sub: ("-", np.subtract, _NUMERIC),
+    ast.Mult: ("*", np.multiply, _NUMERIC),
+    ast.Div: ("/", np.true_divide, _NUMERIC),
+    ast.Pow: ("**", np.power, _NUMERIC),
+}
+_CMPOPS: dict[type, tuple[str, Any, frozenset[DType]]] = {
+    ast.Lt: ("<", np.less, _REAL),
+    ast.LtE: ("<=", np.less_equal, _REAL),
+    ast.Gt: (">", np.greater, _REAL),
+    ast.GtE: (">=", np.greater_equal, _REAL),
+    ast.Eq: ("==", np.equal, _ALL),
+    ast.NotEq: ("!=", np.not_equal, _ALL),
+}
+
+
+def _unsupported(node: ast.AST, why: str) -> ValidationError:
+    part = ast.unparse(node)
+    return ValidationError(
+        OP,
+        f"cannot fuse {part!r}: {why}",
+        kind="UNSUPPORTED_EXPRESSION",
+        part=part,
+    )
+
+
+# ---------------------------------------------------------------------- typed IR
+class _Const:
+    """A literal: weak (takes the other operand's dtype) until it meets a value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Val:
+    """A computed value: the instruction index that produces it, and its dtype."""
+
+    __slots__ = ("dtype", "ref")
+
+    def __init__(self, ref: Any, dtype: DType) -> None:
+        self.ref = ref  # ("in", name) or ("tmp", index)
+        self.dtype = dtype
+
+
+_Node = _Const | _Val
+
+
+class _Program:
+    """Straight-line code: instructions over inputs, temporaries and constants."""
+
+    __slots__ = ("dtype", "inputs", "instrs", "nex", "nex_names", "nregs", "reg_dtypes")
+
+    def __init__(self) -> None:
+        # (kind, fn, args, dst); args are ("in", name) | ("reg", i) | ("const", v);
+        # dst is ("reg", i) or ("out",).
+        self.instrs: list[tuple[Any, ...]] = []
+        self.inputs: list[str] = []
+        self.reg_dtypes: list[np.dtype[Any]] = []
+        self.nregs = 0
+        self.dtype: DType = DType.F64
+        self.nex: Any = None
+        self.nex_names: list[str] = []
+
+
+class _Compiler:
+    def __init__(self, dtypes: dict[str, DType]) -> None:
+        self.dtypes = dtypes
+        self.code: list[tuple[Any, ...]] = []  # (kind, fn, args, dtype)
+        self.used: list[str] = []
+
+    # -- helpers ------------------------------------------------------------------------
+    def emit(self, kind: str, fn: Any, args: list[Any], dtype: DType) -> _Val:
+        self.code.append((kind, fn, args, dtype))
+        return _Val(("tmp", len(self.code) - 1), dtype)
+
+    def arg(self, node: _Node, dtype: DType, where: ast.AST) -> Any:
+        if isinstance(node, _Val):
+            return node.ref
+        return ("const", weak_scalar(node.value, dtype, OP))
+
+    def unify(self, where: ast.AST, *nodes: _Node) -> DType | None:
+        dtype: DType | None = None
+        for n in nodes:
+            if isinstance(n, _Val):
+                if dtype is not None and n.dtype is not dtype:
+                    raise _unsupported(
+                        where,
+                        f"operands have dtypes {dtype.name} and {n.dtype.name}; there is no "
+                        "implicit promotion (convert one operand first)",
+                    )
+                dtype = n.dtype
+        return dtype
+
+    # -- the walk -----------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> _Node:
+        if isinstance(node, ast.Name):
+            if node.id not in self.dtypes:
+                raise ValidationError(
+                    OP,
+                    f"the expression uses {node.id!r}, which is not among the operands "
+                    f"({', '.join(sorted(self.dtypes)) or 'none'})",
+                    kind="UNKNOWN_NAME",
+                    name=node.id,
+                )
+            if node.id not in self.used:
+                self.used.append(node.id)
+            return _Val(("in", node.id), self.dtypes[node.id])
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, (bool, int, float, complex)):
+                return _Const(v)
+            raise _unsupported(node, "only numeric literals can be fused")
+        if isinstance(node, ast.UnaryOp):
+            x = self.visit(node.operand)
+            if isinstance(node.op, ast.UAdd):
+                return x
+            if isinstance(node.op, ast.USub):
+                if isinstance(x, _Const):
+                    return _Const(-x.value)
+                self.check(node, x.dtype, _NUMERIC, "negation")
+                return self.emit("ufunc", np.negative, [x.ref], x.dtype)
+            raise _unsupported(node, f"the operator {type(node.op).__name__} is not supported")
+        if isinstance(node, ast.BinOp):
+            entry = _BINOPS.get(type(node.op))
+            if entry is None:
+                raise _unsupported(node, f"the operator {type(node.op).__name__} is not supported")
+            sym, ufunc, allowed = entry
+            left = self.visit(node.left)
+            right = self.visit(node.right)
+            return self.binary(node, sym, ufunc, allowed, left, right)
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise _unsupported(node, "chained comparisons are not supported")
+            cmp_entry = _CMPOPS.get(type(node.ops[0]))
+            if cmp_entry is None:
+                raise _unsupported(
+                    node, f"the comparison {type(node.ops[0]).__name__} is not supported"
+                )
+            sym, ufunc, allowed = cmp_entry
+            left = self.visit(node.left)
+            right = self.visit(node.comparators[0])
+            return self.binary(node, sym, ufunc, allowed, left, right, DType.BOOL)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise _unsupported(node, f"{type(node).__name__} expressions are not supported")
+
+    def check(self, where: ast.AST, dtype: DType, allowed: frozenset[DType], what: str) -> None:
+        if dtype not in allowed:
+            raise _unsupported(where, f"{what} does not accept dtype {dtype.name}")
+
+    def binary(
+        self,
+        node: ast.AST,
+        sym: str,
+        ufunc: Any,
+        allowed: frozenset[DType],
+        left: _Node,
+        right: _Node,
+        result: DType | None = None,
+    ) -> _Node:
+        if isinstance(left, _Const) and isinstance(right, _Const):
+            try:
+                value = _fold(sym, left.value, right.value)
+            except (ArithmeticError, ValueError, TypeError) as exc:
+                raise _unsupported(node, f"the constant part fails: {exc}") from None
+            return _Const(value)
+        dtype = self.unify(node, left, right)
+        assert dtype is not None
+        self.check(node, dtype, allowed, f"{sym!r}")
+        a = self.arg(left, dtype, node)
+        b = self.arg(right, dtype, node)
+        if sym == "/" and dtype in (DType.I32, DType.I64):
+            self.code.append(("nonzero", None, [b], dtype))
+            ufunc = np.floor_divide
+        elif sym == "**" and dtype in (DType.I32, DType.I64):
+            self.code.append(("nonneg", None, [b], dtype))
+        return self.emit("ufunc", ufunc, [a, b], result or dtype)
+
+    def call(self, node: ast.Call) -> _Node:
+        if not isinstance(node.func, ast.Name):
+            raise _unsupported(
+                node,
+                "only the functions exp, log, sin, cos, tanh, sqrt, abs, "
+                "maximum, minimum and where can be called",
+            )
+        name = node.func.id
+        if node.keywords:
+            raise _unsupported(node, "keyword arguments are not supported")
+        args = [self.visit(a) for a in node.args]
+        if name in _UNARY_FUNCS:
+            if len(args) != 1:
+                raise _unsupported(node, f"{name} takes one argument")
+            (x,) = args
+            if isinstance(x, _Const):
+                try:
+                    return _Const(_UNARY_FUNCS[name](x.value).item())
+                except (ArithmeticError, ValueError, TypeError) as exc:
+                    raise _unsupported(node, f"the constant part fails: {exc}") from None
+            allowed = _NUMERIC if name == "abs" else _FLOATING
+            self.check(node, x.dtype, allowed, name)
+            result = x.dtype.real if name == "abs" else x.dtype
+            return self.emit("ufunc", _UNARY_FUNCS[name], [x.ref], result)
+        if name in _BINARY_FUNCS:
+            if len(args) != 2:
+                raise _unsupported(node, f"{name} takes two arguments")
+            return self.binary(node, name, _BINARY_FUNCS[name], _REAL, args[0], args[1])
+        if name == "where":
+            if len(args) != 3:
+                raise _unsupported(node, "where takes three arguments (cond, x, y)")
+            cond, x, y = args
+            if not isinstance(cond, _Val) or cond.dtype is not DType.BOOL:
+                raise _unsupported(node, "the condition of where must be a BOOL value")
+            dtype = self.unify(node, x, y)
+            if dtype is None:
+                # Two literals: they take their natural dtype (float -> F64, ...).
+                assert isinstance(x, _Const) and isinstance(y, _Const)
+                dtype = max(
+                    (_NATURAL[type(x.value)], _NATURAL[type(y.value)]),
+                    key=lambda d: ["BOOL", "I64", "F64", "C64"].index(d.name),
+                )
+            return self.emit(
+                "where",
+                None,
+                [cond.ref, self.arg(x, dtype, node), self.arg(y, dtype, node)],
+                dtype,
+            )
+        raise _unsupported(node, f"the function {name!r} is not supported")
+
+
+def _fold(sym: str, a: Any, b: Any) -> Any:
+    if sym == "+":
+        return a + b
+    if sym == "-":
+        return a - b
+    if sym == "*":
+        return a * b
+    if sym == "/":
+        return a / b
+    if sym == "**":
+        return a**b
+    if sym == "maximum":
+        return max(a, b)
+    if sym == "minimum":
+        return min(a, b)
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[sym]
+
+
+def _compile(expr: str, dtypes: dict[str, DType]) -> _Program:
+    if not isinstance(expr, str):
+        raise ValidationError(
+            OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
+        )
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ValidationError(
+            OP, f"cannot parse {expr!r}: {exc.msg}", kind="SYNTAX", expression=expr
+        ) from None
+    comp = _Compiler(dtypes)
+    root = comp.visit(tree.body)
+    if isinstance(root, _Const):
+        raise ValidationError(
+            OP,
+            f"{expr!r} uses no operand, so it has no shape; use at least one tensor",
+            kind="NO_OPERAND",
+        )
+    unused = sorted(set(dtypes) - set(comp.used))
+    if unused:
+        raise ValidationError(
+            OP,
+            f"operand(s) {', '.join(unused)} are not used by {expr!r}",
+            kind="UNUSED_OPERAND",
+            names=unused,
+        )
+    if root.ref[0] == "in":
+        comp.emit("copy", None, [root.ref], root.dtype)
+    return _allocate(comp, root.dtype)
+
+
+def _allocate(comp: _Compiler, dtype: DType) -> _Program:
+    """Register allocation: a temporary's register is reused once its last reader ran."""
+    prog = _Program()
+    prog.dtype = dtype
+    prog.inputs = list(comp.used)
+    code = comp.code
+    last_use: dict[int, int] = {}
+    for i, (_, _, args, _) in enumerate(code):
+        for a in args:
+            if a[0] == "tmp":
+                last_use[a[1]] = i
+    reg_of: dict[int, int] = {}
+    free: dict[np.dtype[Any], list[int]] = {}
+    final = len(code) - 1
+    # The last value-producing instruction writes the output.
+    result_index = max(i for i, c in enumerate(code) if c[0] not in ("nonzero", "nonneg"))
+    for i, (kind, fn, args, dt) in enumerate(code):
+        new_args = [("reg", reg_of[a[1]]) if a[0] == "tmp" else a for a in args]
+        dying = [reg_of[a[1]] for a in args if a[0] == "tmp" and last_use.get(a[1]) == i]
+        if kind == "ufunc":
+            # A ufunc may write over an input it reads (elementwise): registers
+            # whose last reader is this instruction are free for its result.
+            for r in dying:
+                free.setdefault(prog.reg_dtypes[r], []).append(r)
+            dying = []
+        if kind in ("nonzero", "nonneg"):
+            prog.instrs.append((kind, fn, new_args, None))
+            continue
+        if i == result_index:
+            dst: tuple[Any, ...] = ("out",)
+        else:
+            npd = dt.numpy
+            pool = free.get(npd)
+            if pool:
+                r = pool.pop()
+            else:
+                r = len(prog.reg_dtypes)
+                prog.reg_dtypes.append(npd)
+            reg_of[i] = r
+            dst = ("reg", r)
+        prog.instrs.append((kind, fn, new_args, dst))
+        # `where` writes its target in two passes: its inputs are freed only now.
+        for r in dying:
+            free.setdefault(prog.reg_dtypes[r], []).append(r)
+    del final
+    prog.nregs = len(prog.reg_dtypes)
+    return prog
+
+
+# ---------------------------------------------------------------------- numexpr translation
+def _to_numexpr(node: ast.AST, dtypes: dict[str, DType], names: dict[str, str]) -> str:
+    """The numexpr source of an already type-checked tree (operands renamed v0, v1...)."""
+    if isinstance(node, ast.Name):
+        return names[node.id]
+    if isinstance(node, ast.Constant):
+        return repr(node.value)
+    if isinstance(node, ast.UnaryOp):
+        return (
+            f"({'-' if isinstance(node.op, ast.USub) else '+'}"
+            f"{_to_numexpr(node.operand, dtypes, names)})"
+        )
+    if isinstance(node, ast.BinOp):
+        sym = _BINOPS[type(node.op)][0]
+        return (
+            f"({_to_numexpr(node.left, dtypes, names)} {sym} "
+            f"{_to_numexpr(node.right, dtypes, names)})"
+        )
+    if isinstance(node, ast.Compare):
+        sym = _CMPOPS[type(node.ops[0])][0]
+        return (
+            f"({_to_numexpr(node.left, dtypes, names)} {sym} "
+            f"{_to_numexpr(node.comparators[0], dtypes, names)})"
+        )
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    if node.func.id in _BINARY_FUNCS:
+        raise _unsupported(node, "maximum/minimum are not available with backend='numexpr'")
+    args = ", ".join(_to_numexpr(a, dtypes, names) for a in node.args)
+    return f"{node.func.id}({args})"
+
+
+def _compile_numexpr(expr: str, dtypes: dict[str, DType], prog: _Program) -> None:
+    import numexpr
+    from numexpr.necompiler import getType
+
+    for name, dt in dtypes.items():
+        if dt not in (DType.F64, DType.C64):
+            raise ValidationError(
+                OP,
+                f"backend='numexpr' takes F64 and C64 operands, got {name}: {dt.name}; use "
+                "the default backend",
+                kind="UNSUPPORTED_DTYPE",
+            )
+    for kind, fn, _, _ in prog.instrs:
+        if kind in ("nonzero", "nonneg") or (fn is np.absolute and DType.C64 in dtypes.values()):
+            raise ValidationError(
+                OP,
+                "this expression's semantics differ in numexpr (integer division or complex "
+                "abs); use the default backend",
+                kind="UNSUPPORTED_EXPRESSION",
+            )
+    tree = ast.parse(expr.strip(), mode="eval")
+    names = {n: f"v{i}" for i, n in enumerate(prog.inputs)}
+    source = _to_numexpr(tree.body, dtypes, names)
+    signature = [(names[n], getType(np.empty(0, dtypes[n].numpy))) for n in prog.inputs]
+    prog.nex = numexpr.NumExpr(source, signature)
+    prog.nex_names = list(prog.inputs)
+
+
+_cache_lock = threading.Lock()
+_programs: dict[tuple[Any, ...], _Program] = {}
+_MAX_PROGRAMS = 512
+
+
+def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
+    key = (expr, tuple(sorted(dtypes.items(), key=lambda kv: kv[0])), backend)
+    prog = _programs.get(key)
+    if prog is None:
+        prog = _compile(expr, dtypes)
+        if backend == "numexpr":
+            _compile_numexpr(expr, dtypes, prog)
+        with _cache_lock:
+            if len(_programs) >= _MAX_PROGRAMS:
+                _programs.clear()
+            _programs[key] = prog
+    return prog
+
+
+# ---------------------------------------------------------------------- the tiled executor
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _workers() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(
+                    max_workers=max(1, min(32, os.cpu_count() or 1)),
+                    thread_name_prefix="tenferro-fusion",
+                )
+    return _executor
+
+
+def _run_tiles(
+    prog: _Program,
+    pool: Any,
+    inputs: dict[str, Array],
+    out: Array,
+    start: int,
+    stop: int,
+    flat_mode: bool,
+) -> None:
+    """Run the program over tiles [start, stop) (elements, or last-axis slabs)."""
+    regs_owners: list[Array] = []
+    try:
+        if flat_mode:
+            tile = TILE
+        else:
+            inner = shape_size(out.shape[:-1]) if out.ndim else 1
+            tile = max(1, TILE // max(inner, 1))
+        cap = tile if flat_mode else tile * (shape_size(out.shape[:-1]) if out.ndim else 1)
+        regs = []
+        for npd in prog.reg_dtypes:
+            owner = pool.acquire(npd, max(cap, 1))
+            regs_owners.append(owner)
+            regs.append(owner)
+        instrs = prog.instrs
+        for s in range(start, stop, tile):
+            e = min(s + tile, stop)
+            if flat_mode or not out.ndim:
+                view_in = {k: (v[s:e] if v.ndim else v) for k, v in inputs.items()}
+                out_t = out[s:e] if out.ndim else out
+            else:
+                view_in = {k: v[..., s:e] for k, v in inputs.items()}
+                out_t = out[..., s:e]
+            tshape = out_t.shape
+            m = shape_size(tshape)
+            reg_views = [
+                (r[:m] if len(tshape) == 1 else r[:m].reshape(tshape, order="F")) for r in regs
+            ]
+            for kind, fn, args, dst in instrs:
+                vals = [
+                    view_in[a[1]] if a[0] == "in" else reg_views[a[1]] if a[0] == "reg" else a[1]
+                    for a in args
+                ]
+                if kind == "nonzero":
+                    if not np.all(vals[0]):
+                        raise ValidationError(
+                            OP,
+                            "integer division by zero; integer / is floor division and has "
+                            "no value for a zero divisor",
+                            kind="DIVISION_BY_ZERO",
+                        )
+                    continue
+                if kind == "nonneg":
+                    if np.any(np.less(vals[0], 0)):
+                        raise ValidationError(
+                            OP,
+                            "an integer cannot be raised to a negative power; convert to a "
+                            "float dtype first",
+                            kind="NEGATIVE_INTEGER_POWER",
+                        )
+                    continue
+                target = out_t if dst[0] == "out" else reg_views[dst[1]]
+                # Every operand has the tile's shape (or is a scalar), so each step
+                # writes every element of its target; the last step writes the
+                # output tile, and the tiles cover the output exactly.
+                if kind == "ufunc":
+                    fn(*vals, out=target)
+                elif kind == "where":
+                    np.copyto(target, vals[2])
+                    np.copyto(target, vals[1], where=vals[0])
+                else:  # copy
+                    np.copyto(target, vals[0])
+    finally:
+        for owner in regs_owners:
+            pool.recycle(owner, 0)
+
+
+# ---------------------------------------------------------------------- the mixin
+class FusionOps(EngineBase):
+    """The fused evaluator of `CpuEngine` (mixed in; see the module docstring)."""
+
+    __slots__ = ()
+
+    def evaluate(
+        self,
+        expr: str,
+        *,
+        out: Tensor | None = None,
+        backend: str = "tiled",
+        **operands: Any,
+    ) -> Tensor:
+        """Evaluate an elementwise expression in one pass into one pooled output.
+
+        ``eng.evaluate("exp(a + b) * c", a=ta, b=tb, c=tc)``: operands are tensors
+        or views of one shape (literals are weak scalars); ``out`` and ``backend``
+        are reserved names. Unsupported syntax raises `ValidationError` (kind
+        UNSUPPORTED_EXPRESSION) naming the part that cannot be fused.
+        """
+        if backend not in ("tiled", "numexpr"):
+            raise ValidationError(
+                OP, f"backend must be 'tiled' or 'numexpr', got {backend!r}", kind="INVALID_BACKEND"
+            )
+        arrays: dict[str, Array] = {}
+        dtypes: dict[str, DType] = {}
+        bufs: list[HostBuffer | None] = []
+        shape: Shape | None = None
+        for name, value in operands.items():
+            arr, dt, sh, buf = operand(value, OP)
+            if shape is None:
+                shape = sh
+            elif sh != shape:
+                raise ValidationError(
+                    OP,
+                    f"operand {name!r} has shape {sh}, others have {shape}; fused operands "
+                    "need equal shapes (broadcast explicitly with eng.broadcast_in_dim)",
+                    kind="SHAPE_MISMATCH",
+                )
+            arrays[name] = arr
+            dtypes[name] = dt
+            bufs.append(buf)
+        # Tensors (and compact views) run in flat tiles; strided views in slabs of
+        # the last axis.
+        compact = all(a.flags.f_contiguous for a in arrays.values())
+        prog = _program(expr, dtypes, backend)
+        assert shape is not None  # _compile refuses expressions without operands
+        pool = self._pool
+        threads = self._threads or os.cpu_count() or 1
+
+        if backend == "numexpr":
+            names = prog.nex_names
+            nex = prog.nex
+
+            def nex_kernel(nd: Array) -> None:
+                # numexpr evaluates the whole expression over nd's shape and writes
+                # every element of out.
+                nex(
+                    *[arrays[n] for n in names],
+                    out=nd,
+                    order="K",
+                    casting="safe",
+                    ex_uses_vml=False,
+                )
+
+            return self.run(OP, shape, prog.dtype, nex_kernel, out, bufs, in_place_ok=True)
+
+        def kernel(nd: Array) -> None:
+            if compact:
+                flat_in = {k: v.reshape(-1, order="F") for k, v in arrays.items()}
+                flat_out = nd.reshape(-1, order="F")
+                total = flat_out.shape[0]
+                _parallel(prog, pool, flat_in, flat_out, total, True, threads)
+            else:
+                total = nd.shape[-1] if nd.ndim else 1
+                _parallel(prog, pool, arrays, nd, total, False, threads)
+
+        # In place (out= also an operand) is safe when the last step is one ufunc: a
+        # tile's earlier steps only write registers, and a ufunc reads each element
+        # before writing it. A final `where` writes in two passes, so it is not.
+        in_place = compact and prog.instrs[-1][0] != "where"
+        return self.run(OP, shape, prog.dtype, kernel, out, bufs, in_place_ok=in_place)
+
+
+def _parallel(
+    prog: _Program,
+    pool: Any,
+    inputs: dict[str, Array],
+    out: Array,
+    total: int,
+    flat_mode: bool,
+    threads: int,
+) -> None:
+    per_unit = 1 if flat_mode else (shape_size(out.shape[:-1]) if out.ndim else 1)
+    elements = total * per_unit
+    workers = min(threads, elements // (2 * TILE)) if elements >= 4 * TILE else 1
+    if workers <= 1 or total < 2:
+        _run_tiles(prog, pool, inputs, out, 0, total, flat_mode)
+        return
+    workers = min(workers, total)
+    # Contiguous chunks, each a whole number of tiles (so threads never share one).
+    unit = TILE if flat_mode else max(1, TILE // max(per_unit, 1))
+    tiles = -(-total // unit)
+    bounds = [min(total, (tiles * w // workers) * unit) for w in range(workers + 1)]
+    futures: list[Future[None]] = []
+    executor = _workers()
+    for w in range(1, workers):
+        futures.append(
+            executor.submit(
+                _run_tiles, prog, pool, inputs, out, bounds[w], bounds[w + 1], flat_mode
+            )
+        )
+    error: BaseException | None = None
+    try:
+        _run_tiles(prog, pool, inputs, out, bounds[0], bounds[1], flat_mode)
+    except BaseException as exc:
+        error = exc
+    for f in futures:
+        try:
+            f.result()
+        except BaseException as exc:
+            if error is None:
+                error = exc
+    if error is not None:
+        raise error

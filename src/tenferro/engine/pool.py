@@ -1,0 +1,376 @@
+"""`BufferPool`: where engine outputs come from and where dropped outputs go back.
+
+Policy (DESIGN §5):
+
+* one pool per engine, one shelf per dtype;
+* best fit: a request for ``n`` elements gets the smallest retained buffer whose
+  capacity is at least ``n`` (a request of 150 may get a retained 200); a miss
+  allocates a fresh, uninitialised buffer of exactly ``n``;
+* released buffers are kept by capacity, up to a byte cap (default 100 MiB,
+  ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES``, ``"0"`` turns retention off);
+  while over the cap the smallest buffer across all dtypes is evicted;
+* a buffer that still has a live alias is never retained (it is counted as
+  refused and left to the allocator), so memory that anyone can still see is
+  never handed out again;
+* zero-size buffers are never retained (they would be free to hand out anyway,
+  and eviction must always make progress).
+
+Thread safety: one re-entrant lock guards the shelves and counters. It is
+re-entrant because a buffer may come back through `HostBuffer.__del__` from a
+garbage collection triggered on the same thread. Nothing under the lock
+allocates a container object, so a collection cannot start inside it anyway;
+the re-entrant lock is the second line of defence.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from bisect import bisect_right, insort
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..dtype import DType
+from ..errors import ValidationError
+
+__all__ = [
+    "DEFAULT_LIMIT_BYTES",
+    "ENV_LIMIT",
+    "BufferPool",
+    "BufferPoolCacheStats",
+    "BufferPoolStats",
+]
+
+#: Default byte cap on retained buffers (per pool).
+DEFAULT_LIMIT_BYTES = 100 * 2**20
+#: The environment variable that overrides the default cap.
+ENV_LIMIT = "TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES"
+
+_empty = np.empty
+
+
+class BufferPoolStats(NamedTuple):
+    """What the pool holds now: retained buffers and their total capacity in bytes."""
+
+    buffers: int
+    capacity_bytes: int
+
+
+class BufferPoolCacheStats(NamedTuple):
+    """Event counters since the pool was made (`clear` does not reset them).
+
+    * ``hits``: requests served from a retained buffer;
+    * ``misses``: requests that allocated a new buffer (zero-size requests are
+      neither: they never touch the pool);
+    * ``recycled``: released buffers the pool retained;
+    * ``refused_aliased``: released buffers not retained because an alias (a
+      ``host_data()`` array, a view, a guard) was still alive;
+    * ``evictions``: buffers dropped to stay under the byte cap, including
+      released buffers larger than the cap itself;
+    * ``clears``: calls to `BufferPool.clear` (``engine.reset_buffer_pool()``).
+    """
+
+    hits: int
+    misses: int
+    recycled: int
+    refused_aliased: int
+    evictions: int
+    clears: int
+
+    @property
+    def hit_rate(self) -> float:
+        """``hits / (hits + misses)``; 1.0 when there were no requests."""
+        total = self.hits + self.misses
+        return 1.0 if total == 0 else self.hits / total
+
+
+def limit_from_env() -> int:
+    """The byte cap from ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES``, else the default.
+
+    An unreadable value (not a non-negative integer) falls back to the default
+    with a `RuntimeWarning`; it never raises.
+    """
+    raw = os.environ.get(ENV_LIMIT)
+    if raw is None or not raw.strip():
+        return DEFAULT_LIMIT_BYTES
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        warnings.warn(
+            f"{ENV_LIMIT}={raw!r} is not a non-negative number of bytes; "
+            f"using the default {DEFAULT_LIMIT_BYTES}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return DEFAULT_LIMIT_BYTES
+    return value
+
+
+def check_limit(value: Any, op: str) -> int:
+    """Validate a byte cap given in code: a non-negative int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValidationError(
+            op,
+            f"the buffer pool limit must be a non-negative number of bytes, got {value!r} "
+            "(0 turns retention off)",
+            kind="INVALID_LIMIT",
+            limit=value,
+        )
+    return int(value)
+
+
+# A shelf holds the retained buffers of one dtype: ``(stacks, caps, itemsize)``.
+# ``stacks`` maps a capacity (in elements) to the buffers of exactly that capacity
+# (newest last, so the warmest buffer is reused first); ``caps`` lists the
+# capacities that have a stack, sorted ascending.
+# INVARIANT: ``set(caps) == set(stacks)``; a stack may be empty (a size in steady
+# use toggles between one buffer and none, and keeping its key avoids re-sorting
+# on every operation); empty stacks are pruned by the slow paths.
+_Shelf = tuple[dict[int, list["np.ndarray[Any, Any]"]], list[int], int]
+
+#: Prune empty stacks once a shelf has more keys than this.
+_PRUNE_KEYS = 64
+
+
+class BufferPool:
+    """A per-engine pool of uninitialised 1-D host buffers, best fit by capacity.
+
+    Buffers are plain numpy arrays. `acquire` hands one out (its capacity may
+    exceed the request); `recycle` takes one back (called by
+    `HostBuffer.__del__` through a weak reference, so the pool never keeps an
+    output alive and an output never keeps the pool alive).
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_bytes",
+        "_cleared",
+        "_clears",
+        "_evicted_big",
+        "_evicted_kept",
+        "_limit",
+        "_lock",
+        "_misses",
+        "_recycled",
+        "_refused",
+        "_shelf_list",
+        "_shelves",
+    )
+
+    def __init__(self, limit_bytes: int | None = None) -> None:
+        self._limit = (
+            limit_from_env() if limit_bytes is None else check_limit(limit_bytes, "BufferPool")
+        )
+        self._lock = threading.RLock()
+        # One shelf per dtype, made up front, keyed by the numpy dtype object.
+        self._shelves: dict[np.dtype[Any], _Shelf] = {}
+        for d in DType:
+            self._shelves[d.numpy] = ({}, [], d.itemsize)
+        self._shelf_list = tuple(self._shelves.values())
+        # Counters. Hits are derived (see cache_stats) so the hot path updates one
+        # counter fewer: every retained buffer is later handed out (a hit), still
+        # retained, evicted, or cleared.
+        self._bytes = 0
+        self._misses = 0
+        self._recycled = 0
+        self._refused = 0
+        self._evicted_kept = 0
+        self._evicted_big = 0
+        self._cleared = 0
+        self._clears = 0
+
+    # -- the two hot calls ------------------------------------------------------------
+    def acquire(self, dtype: np.dtype[Any], n: int) -> np.ndarray[Any, Any]:
+        """An uninitialised 1-D buffer of ``dtype`` with capacity >= ``n``.
+
+        The caller must write every element it uses before anyone reads them.
+        Zero-size requests never touch the pool.
+        """
+        if n:
+            lock = self._lock
+            lock.acquire()
+            try:
+                shelf = self._shelves[dtype]
+                stack = shelf[0].get(n)
+                if stack:
+                    self._bytes -= n * shelf[2]
+                    return stack.pop()
+                owner = self._best_fit_locked(shelf, n)
+                if owner is not None:
+                    return owner
+                self._misses += 1
+            finally:
+                lock.release()
+        return _empty(n, dtype)
+
+    def recycle(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
+        """Take a released buffer back; retained only when ``aliases == 0``.
+
+        A buffer that is still aliased is refused (and counted): its memory goes
+        back to the allocator once the last alias dies. A buffer larger than the
+        cap is evicted at once; otherwise the smallest buffers across all dtypes
+        are evicted while the pool is over its cap.
+        """
+        lock = self._lock
+        if aliases:
+            lock.acquire()
+            self._refused += 1
+            lock.release()
+            return
+        n = len(owner)
+        if not n:
+            return  # zero-size buffers are never retained
+        shelf = self._shelves.get(owner.dtype)
+        if shelf is None:
+            return  # not a dtype this pool hands out
+        stacks = shelf[0]
+        nbytes = n * shelf[2]
+        evicted = None
+        lock.acquire()
+        try:
+            if nbytes > self._limit:
+                self._evicted_big += 1
+                return
+            stack = stacks.get(n)
+            if stack is None:
+                stacks[n] = stack = []
+                insort(shelf[1], n)
+            stack.append(owner)
+            self._recycled += 1
+            self._bytes += nbytes
+            if self._bytes > self._limit:
+                evicted = self._evict_locked()
+        finally:
+            lock.release()
+        del evicted  # freed outside the lock
+
+    # -- policy ------------------------------------------------------------------------
+    def _best_fit_locked(self, shelf: _Shelf, n: int) -> np.ndarray[Any, Any] | None:
+        """Pop the smallest buffer with capacity > ``n`` (lock held), pruning empties."""
+        stacks, caps, itemsize = shelf
+        i = bisect_right(caps, n)
+        while i < len(caps):
+            cap = caps[i]
+            stack = stacks[cap]
+            if stack:
+                self._bytes -= cap * itemsize
+                return stack.pop()
+            del caps[i]
+            del stacks[cap]
+        if len(caps) > _PRUNE_KEYS:
+            _prune(shelf)
+        return None
+
+    def _evict_locked(self) -> list[np.ndarray[Any, Any]]:
+        """Evict the smallest buffer across dtypes while over the cap (lock held)."""
+        dropped = []
+        # Each round removes one buffer of non-zero size, so the loop ends.
+        while self._bytes > self._limit:
+            best: _Shelf | None = None
+            best_bytes = 0
+            for shelf in self._shelf_list:
+                cap = _smallest(shelf)
+                if cap and (best is None or cap * shelf[2] < best_bytes):
+                    best, best_bytes = shelf, cap * shelf[2]
+            if best is None:  # pragma: no cover - bytes > 0 implies a buffer exists
+                self._bytes = 0
+                break
+            dropped.append(best[0][best[1][0]].pop())
+            self._bytes -= best_bytes
+            self._evicted_kept += 1
+        return dropped
+
+    @property
+    def limit_bytes(self) -> int:
+        """The byte cap on retained buffers (0: retention off)."""
+        return self._limit
+
+    def set_limit_bytes(self, limit: int) -> None:
+        """Change the cap; shrinking evicts the smallest buffers at once."""
+        value = check_limit(limit, "BufferPool.set_limit_bytes")
+        evicted = None
+        with self._lock:
+            self._limit = value
+            if self._bytes > value:
+                evicted = self._evict_locked()
+        del evicted
+
+    def clear(self) -> None:
+        """Drop every retained buffer (counted in ``clears``, not ``evictions``)."""
+        dropped = []
+        with self._lock:
+            for stacks, caps, _ in self._shelf_list:
+                for stack in stacks.values():
+                    dropped.extend(stack)
+                stacks.clear()
+                caps.clear()
+            self._cleared += len(dropped)
+            self._bytes = 0
+            self._clears += 1
+        del dropped
+
+    # -- stats -------------------------------------------------------------------------
+    def _count_locked(self) -> int:
+        return sum(len(stack) for shelf in self._shelf_list for stack in shelf[0].values())
+
+    def stats(self) -> BufferPoolStats:
+        """Retained buffers and their total capacity in bytes, now."""
+        with self._lock:
+            count = self._count_locked()
+            nbytes = self._bytes
+        return BufferPoolStats(count, nbytes)
+
+    def cache_stats(self) -> BufferPoolCacheStats:
+        """The event counters (hits, misses, recycled, refused, evictions, clears)."""
+        with self._lock:
+            count = self._count_locked()
+            recycled = self._recycled
+            # Every buffer ever retained was handed out again (a hit), is still
+            # retained, was evicted, or was cleared.
+            hits = recycled - count - self._evicted_kept - self._cleared
+            values = (
+                hits,
+                self._misses,
+                recycled,
+                self._refused,
+                self._evicted_kept + self._evicted_big,
+                self._clears,
+            )
+        return BufferPoolCacheStats(*values)
+
+    def retained_addresses(self) -> list[int]:
+        """Addresses of the retained buffers (diagnostics and tests)."""
+        with self._lock:
+            arrays = [a for shelf in self._shelf_list for st in shelf[0].values() for a in st]
+        return [int(a.ctypes.data) for a in arrays]
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        return (
+            f"BufferPool(buffers={s.buffers}, capacity_bytes={s.capacity_bytes}, "
+            f"limit_bytes={self._limit})"
+        )
+
+
+def _smallest(shelf: _Shelf) -> int:
+    """The smallest capacity with a retained buffer (0 if none), pruning empties."""
+    stacks, caps, _ = shelf
+    while caps:
+        cap = caps[0]
+        if stacks[cap]:
+            return cap
+        del caps[0]
+        del stacks[cap]
+    return 0
+
+
+def _prune(shelf: _Shelf) -> None:
+    """Remove the empty stacks of a shelf."""
+    stacks, caps, _ = shelf
+    for cap in [c for c in caps if not stacks[c]]:
+        del stacks[cap]
+    caps[:] = sorted(stacks)

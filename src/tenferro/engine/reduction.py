@@ -1,0 +1,119 @@
+"""Reductions: sum, product, max, min and mean over given axes.
+
+``axes=None`` reduces every axis (a rank-0 result); an empty tuple reduces none
+(the result is a computed copy of the input); reduced axes are dropped (no
+keepdims). Result dtypes: the input's, except ``reduce_sum``/``reduce_prod`` of
+BOOL give I64 (counts) and ``reduce_mean`` of BOOL or integers gives F64.
+Integer sums wrap on overflow, like numpy. ``reduce_max``/``reduce_min``
+propagate NaN and refuse complex dtypes and empty reductions (no identity);
+``reduce_mean`` refuses empty reductions (no value).
+
+Every kernel is one ``ufunc.reduce`` with ``out=`` the pooled output, whose
+shape is exactly the input's shape without the reduced axes, so the reduction
+writes every output element.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType
+from ..errors import ValidationError
+from ..layout import normalize_axes, shape_size
+from ..tensor import Tensor
+from ._base import EngineBase, operand
+
+__all__ = ["ReductionOps"]
+
+Array = np.ndarray[Any, Any]
+_INTISH = frozenset({DType.BOOL, DType.I32, DType.I64})
+
+
+class ReductionOps(EngineBase):
+    """Reduction methods of `CpuEngine` (mixed in; see the module docstring)."""
+
+    __slots__ = ()
+
+    def _reduce(self, name: str, t: Any, axes: Any, out: Tensor | None) -> Tensor:
+        op = f"CpuEngine.{name}"
+        x, dt, shape, buf = operand(t, op)
+        ax = normalize_axes(axes, len(shape), op)
+        out_shape = tuple(d for i, d in enumerate(shape) if i not in ax)
+        count = shape_size([shape[i] for i in ax])
+        if name in ("reduce_max", "reduce_min"):
+            if dt.is_complex:
+                raise ValidationError(
+                    op,
+                    f"{name} is not defined for complex dtypes (no order); reduce abs() or "
+                    "the real part instead",
+                    kind="UNSUPPORTED_DTYPE",
+                    dtype=dt,
+                )
+            if count == 0 and ax:
+                raise ValidationError(
+                    op,
+                    f"{name} over an empty axis has no value (no identity); check the shape "
+                    f"{shape} and axes {ax}",
+                    kind="EMPTY_REDUCTION",
+                    shape=shape,
+                    axes=ax,
+                )
+            result = dt
+        elif name == "reduce_mean":
+            if count == 0 and ax:
+                raise ValidationError(
+                    op,
+                    f"the mean over an empty axis is undefined; check the shape {shape} "
+                    f"and axes {ax}",
+                    kind="EMPTY_REDUCTION",
+                    shape=shape,
+                    axes=ax,
+                )
+            result = DType.F64 if dt in _INTISH else dt
+        else:
+            result = DType.I64 if dt is DType.BOOL else dt
+        ufunc = {
+            "reduce_sum": np.add,
+            "reduce_prod": np.multiply,
+            "reduce_max": np.maximum,
+            "reduce_min": np.minimum,
+            "reduce_mean": np.add,
+        }[name]
+        np_result = result.numpy
+        mean = name == "reduce_mean"
+
+        def kernel(nd: Array) -> None:
+            if not ax:
+                # No axis reduced: the (converted) input has nd's shape; copyto
+                # writes every element.
+                np.copyto(nd, x, casting="unsafe")
+                return
+            # The reduction's output shape is nd's shape exactly: every element of
+            # nd receives one reduced value.
+            ufunc.reduce(x, axis=ax, out=nd, dtype=np_result)
+            if mean:
+                np.divide(nd, count, out=nd)
+
+        return self.run(op, out_shape, result, kernel, out, (buf,))
+
+    def reduce_sum(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
+        """Sum over ``axes`` (None: all, a rank-0 result; ``()``: none). BOOL gives I64."""
+        return self._reduce("reduce_sum", t, axes, out)
+
+    def reduce_prod(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
+        """Product over ``axes`` (None: all; ``()``: none). BOOL gives I64."""
+        return self._reduce("reduce_prod", t, axes, out)
+
+    def reduce_max(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
+        """Maximum over ``axes`` (NaN propagates; not for complex or empty reductions)."""
+        return self._reduce("reduce_max", t, axes, out)
+
+    def reduce_min(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
+        """Minimum over ``axes`` (NaN propagates; not for complex or empty reductions)."""
+        return self._reduce("reduce_min", t, axes, out)
+
+    def reduce_mean(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
+        """Mean over ``axes``; integer and BOOL inputs give F64."""
+        return self._reduce("reduce_mean", t, axes, out)

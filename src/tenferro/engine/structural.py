@@ -1,0 +1,460 @@
+"""Structural operations: transpose, reshape, broadcast, copies and conversions.
+
+``transpose``, ``reshape``, ``broadcast_in_dim``, ``concatenate``, ``tril``,
+``triu`` and ``extract_diagonal`` are computations: each produces a new compact
+column-major output from the pool. ``to_contiguous``, ``convert`` and ``cast``
+are *named copies*: they are counted in `tenferro.copy_stats` and refused inside
+`tenferro.forbid_copies`.
+
+``convert(t, dtype)`` is checked: a value the target dtype cannot hold (out of
+range, a fraction into an integer, NaN or infinity into an integer, an integer
+beyond the float's exact range, a non-zero imaginary part into a real dtype,
+anything but 0/1 into BOOL, a finite value overflowing a narrower float) is a
+`ValidationError` naming the first such element, and nothing is left behind.
+Rounding to a narrower float (F64 0.1 to F32) is not an error. ``cast(t, dtype)``
+is explicitly lossy: numpy's unsafe cast (complex to real drops the imaginary
+part; NaN or out-of-range floats into integers give unspecified values).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..copies import record_copy
+from ..dtype import DType, as_dtype
+from ..errors import RuntimeStateError, ValidationError
+from ..layout import normalize_perm, normalize_shape, shape_size
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
+from ._base import EngineBase, check_out, operand
+
+__all__ = ["StructuralOps"]
+
+Shape = tuple[int, ...]
+Array = np.ndarray[Any, Any]
+
+
+def _axis(op: str, axis: Any, ndim: int) -> int:
+    if isinstance(axis, bool):
+        raise ValidationError(op, f"axis must be an int, got {axis!r}", kind="INVALID_AXES")
+    try:
+        i = operator.index(axis)
+    except TypeError:
+        raise ValidationError(
+            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXES"
+        ) from None
+    if not -ndim <= i < ndim:
+        raise ValidationError(
+            op,
+            f"axis {i} is out of range for rank {ndim}",
+            kind="INVALID_AXES",
+            axis=i,
+            ndim=ndim,
+        )
+    return i % ndim
+
+
+def _int(op: str, value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise ValidationError(op, f"{what} must be an int, got {value!r}", kind="INVALID_ARGUMENT")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValidationError(
+            op, f"{what} must be an int, got {value!r}", kind="INVALID_ARGUMENT"
+        ) from None
+
+
+# ---------------------------------------------------------------------- checked conversion
+def _first_bad(bad: Array, src: Array) -> tuple[tuple[int, ...], Any]:
+    """The column-major-first offending index of ``src`` where ``bad`` is set."""
+    flat_bad = bad.reshape(-1, order="F") if bad.ndim else bad.reshape(1)
+    pos = int(np.argmax(flat_bad))
+    index = tuple(int(i) for i in np.unravel_index(pos, src.shape, order="F"))
+    value = src[index] if src.ndim else src[()]
+    return index, value.item()
+
+
+def _lossy_mask(src: Array, dst: Array, target: DType) -> Array | None:
+    """Where ``dst`` (``src`` cast to ``target``) does not hold ``src``'s value; None if nowhere."""
+    s = src.dtype
+    t = dst.dtype
+    if s == t:
+        return None
+    bad: Array | None = None
+    if s.kind == "c" and t.kind != "c":
+        bad = src.imag != 0
+        src = src.real
+        s = src.dtype
+    if t.kind == "b":
+        more = ~((src == 0) | (src == 1))
+    elif s.kind == "b":
+        return bad if bad is not None and bad.any() else None
+    elif t.kind in "iu":
+        info = np.iinfo(t)
+        if s.kind == "f":
+            with np.errstate(invalid="ignore"):
+                more = ~np.isfinite(src) | (src != np.trunc(src))
+                more |= (src < float(info.min)) | (src >= -float(info.min))
+        else:
+            more = (src < info.min) | (src > info.max)
+    elif t.kind in "fc":
+        real_t = np.finfo(t).dtype
+        if s.kind in "iu":
+            mant = np.finfo(real_t).nmant + 1
+            limit = 2**mant
+            big = (src > limit) | (src < -limit)
+            if big.any():
+                # Beyond 2**mant only some integers are exact: compare after a
+                # round trip (values at or past 2**63 cannot round-trip into int64).
+                back_f = dst.real if t.kind == "c" else dst
+                edge = np.abs(back_f) >= 2.0**63
+                with np.errstate(invalid="ignore"):
+                    back = np.where(edge, 0, back_f).astype(np.int64)
+                more = big & (edge | (back != src))
+            else:
+                more = big
+        else:
+            # float -> float (or complex): rounding is allowed, overflow is not.
+            d = dst if t.kind != "c" or s.kind == "c" else dst.real
+            with np.errstate(invalid="ignore"):
+                more = np.isfinite(src) & ~np.isfinite(d)
+    else:  # pragma: no cover - every DType kind is handled above
+        more = np.zeros(src.shape, dtype=bool)
+    bad = more if bad is None else (bad | more)
+    return bad if bad.any() else None
+
+
+# ---------------------------------------------------------------------- the mixin
+class StructuralOps(EngineBase):
+    """Structural methods of `CpuEngine` (mixed in; see the module docstring)."""
+
+    __slots__ = ()
+
+    def transpose(self, t: Any, perm: Any, out: Tensor | None = None) -> Tensor:
+        """Permute axes: ``result.shape[i] == t.shape[perm[i]]``; a new compact output."""
+        op = "CpuEngine.transpose"
+        x, dt, shape, buf = operand(t, op)
+        p = normalize_perm(perm, len(shape), op)
+        out_shape = tuple(shape[i] for i in p)
+
+        def kernel(nd: Array) -> None:
+            # The permuted input has nd's shape: copyto writes every element.
+            np.copyto(nd, x.transpose(p))
+
+        return self.run(op, out_shape, dt, kernel, out, (buf,))
+
+    def reshape(self, t: Any, shape: Any, out: Tensor | None = None) -> Tensor:
+        """The elements in column-major order, with a new shape (one entry may be -1)."""
+        op = "CpuEngine.reshape"
+        x, dt, old, buf = operand(t, op)
+        new = _resolve_shape(op, shape, shape_size(old), dt)
+
+        def kernel(nd: Array) -> None:
+            # nd seen in the input's shape (column-major, a view of the same memory)
+            # has the input's shape: copyto writes every element.
+            np.copyto(nd.reshape(old, order="F") if old != new else nd, x)
+
+        return self.run(op, new, dt, kernel, out, (buf,))
+
+    def broadcast_in_dim(self, t: Any, shape: Any, dims: Any, out: Tensor | None = None) -> Tensor:
+        """Broadcast ``t`` to ``shape``: input axis ``i`` becomes output axis ``dims[i]``.
+
+        Each input axis has the output's size there or size 1 (repeated); output
+        axes not named in ``dims`` are new (repeated). The result is a new compact
+        tensor (a computation, not a view).
+        """
+        op = "CpuEngine.broadcast_in_dim"
+        x, dt, in_shape, buf = operand(t, op)
+        out_shape = normalize_shape(shape, op, dt.itemsize)
+        try:
+            d = tuple(operator.index(i) for i in dims)
+        except TypeError:
+            raise ValidationError(
+                op, f"dims must be a sequence of ints, got {dims!r}", kind="INVALID_AXES"
+            ) from None
+        if len(d) != len(in_shape):
+            raise ValidationError(
+                op,
+                f"dims names {len(d)} output axes but the input has {len(in_shape)} axes",
+                kind="INVALID_AXES",
+                dims=d,
+            )
+        if len(set(d)) != len(d) or any(not 0 <= i < len(out_shape) for i in d):
+            raise ValidationError(
+                op,
+                f"dims {d} must be distinct output axes in 0..{len(out_shape) - 1}",
+                kind="INVALID_AXES",
+                dims=d,
+            )
+        for i, j in enumerate(d):
+            if in_shape[i] not in (1, out_shape[j]):
+                raise ValidationError(
+                    op,
+                    f"input axis {i} has size {in_shape[i]}, which cannot broadcast to output "
+                    f"axis {j} of size {out_shape[j]} (it must be equal or 1)",
+                    kind="DIM_MISMATCH",
+                    axis=i,
+                )
+        order = sorted(range(len(d)), key=lambda i: d[i])
+        new_axes = tuple(j for j in range(len(out_shape)) if j not in d)
+
+        def kernel(nd: Array) -> None:
+            # The expanded input broadcasts to nd's shape: copyto writes every element.
+            np.copyto(nd, np.expand_dims(x.transpose(order), new_axes))
+
+        return self.run(op, out_shape, dt, kernel, out, (buf,))
+
+    def concatenate(
+        self, tensors: Sequence[Any], axis: int = 0, out: Tensor | None = None
+    ) -> Tensor:
+        """Join tensors of one dtype along ``axis`` (other axes equal)."""
+        op = "CpuEngine.concatenate"
+        if isinstance(tensors, (Tensor, str)) or not isinstance(tensors, Sequence) or not tensors:
+            raise ValidationError(
+                op, "concatenate takes a non-empty list of tensors", kind="INVALID_OPERAND"
+            )
+        items = [operand(x, op) for x in tensors]
+        dt = items[0][1]
+        rank = len(items[0][2])
+        if rank == 0:
+            raise ValidationError(op, "rank-0 tensors cannot be concatenated", kind="RANK_MISMATCH")
+        ax = _axis(op, axis, rank)
+        base = items[0][2]
+        for i, (_, d, s, _) in enumerate(items):
+            if d is not dt:
+                raise ValidationError(
+                    op,
+                    f"tensor {i} has dtype {d.name}, tensor 0 has {dt.name}; convert first",
+                    kind="DTYPE_MISMATCH",
+                )
+            if len(s) != rank or any(s[j] != base[j] for j in range(rank) if j != ax):
+                raise ValidationError(
+                    op,
+                    f"tensor {i} has shape {s}; every tensor needs shape {base} except along "
+                    f"axis {ax}",
+                    kind="SHAPE_MISMATCH",
+                )
+        out_shape = tuple(
+            sum(s[ax] for _, _, s, _ in items) if j == ax else base[j] for j in range(rank)
+        )
+        arrays = [a for a, _, _, _ in items]
+
+        def kernel(nd: Array) -> None:
+            # The pieces tile nd along `axis` exactly: every element is written once.
+            np.concatenate(arrays, axis=ax, out=nd)
+
+        return self.run(op, out_shape, dt, kernel, out, [b for _, _, _, b in items])
+
+    def tril(self, t: Any, k: int = 0, out: Tensor | None = None) -> Tensor:
+        """Lower triangle of each ``[M, N]`` matrix (batch axes trailing); above
+        diagonal ``k`` becomes zero."""
+        return self._tri("tril", t, k, out)
+
+    def triu(self, t: Any, k: int = 0, out: Tensor | None = None) -> Tensor:
+        """Upper triangle of each ``[M, N]`` matrix (batch axes trailing); below
+        diagonal ``k`` becomes zero."""
+        return self._tri("triu", t, k, out)
+
+    def _tri(self, name: str, t: Any, k: Any, out: Tensor | None) -> Tensor:
+        op = f"CpuEngine.{name}"
+        x, dt, shape, buf = operand(t, op)
+        kk = _int(op, k, "k")
+        if len(shape) < 2:
+            raise ValidationError(
+                op,
+                f"{name} needs a matrix [M, N, B...], got shape {shape}",
+                kind="RANK_MISMATCH",
+            )
+        m, n = shape[0], shape[1]
+        batch = len(shape) - 2
+
+        def kernel(nd: Array) -> None:
+            keep = np.tri(m, n, kk, dtype=bool)
+            if name == "triu":
+                keep = ~np.tri(m, n, kk - 1, dtype=bool)
+            keep = keep.reshape(keep.shape + (1,) * batch)
+            # The first copy writes every element with zero; the second puts back the
+            # kept triangle.
+            nd[...] = 0
+            np.copyto(nd, x, where=keep)
+
+        return self.run(op, shape, dt, kernel, out, (buf,))
+
+    def extract_diagonal(
+        self, t: Any, offset: int = 0, axes: Sequence[int] = (0, 1), out: Tensor | None = None
+    ) -> Tensor:
+        """The diagonal over ``axes`` (default the matrix axes 0 and 1), first in the
+        result, followed by the remaining axes in order: ``[M, N, B] -> [K, B]``."""
+        op = "CpuEngine.extract_diagonal"
+        x, dt, shape, buf = operand(t, op)
+        off = _int(op, offset, "offset")
+        try:
+            a1, a2 = axes
+        except (TypeError, ValueError):
+            raise ValidationError(
+                op, f"axes must be a pair of axes, got {axes!r}", kind="INVALID_AXES"
+            ) from None
+        if len(shape) < 2:
+            raise ValidationError(
+                op, f"a diagonal needs rank >= 2, got shape {shape}", kind="RANK_MISMATCH"
+            )
+        i1 = _axis(op, a1, len(shape))
+        i2 = _axis(op, a2, len(shape))
+        if i1 == i2:
+            raise ValidationError(op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES")
+        diag_view = np.diagonal(x, off, i1, i2)
+        out_shape = (diag_view.shape[-1], *diag_view.shape[:-1])
+
+        def kernel(nd: Array) -> None:
+            # The diagonal view, diagonal axis first, has nd's shape: copyto writes
+            # every element.
+            np.copyto(nd, np.moveaxis(diag_view, -1, 0))
+
+        return self.run(op, out_shape, dt, kernel, out, (buf,))
+
+    # -- named copies --------------------------------------------------------------------
+    def to_contiguous(self, t: Any, out: Tensor | None = None) -> Tensor:
+        """A compact column-major copy of a tensor or view (any strides).
+
+        Ownership: **copies** (named and counted as ``CpuEngine.to_contiguous``).
+        A tensor living in this engine's allocation domain is copied within the
+        domain (a new allocation there); other non-host memory is refused with
+        `RuntimeStateError`.
+        """
+        op = "CpuEngine.to_contiguous"
+        if isinstance(t, Tensor):
+            st = t._live(op)
+            if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
+                domain = self._domain
+                if (
+                    out is None
+                    and domain is not None
+                    and t.allocation_domain is not None
+                    and t.allocation_domain == domain.id()
+                ):
+                    return self._domain_copy(op, t)
+                raise RuntimeStateError(
+                    op,
+                    "CPU backend requires source host placement, got "
+                    f"{t.placement.memory_kind.name}; download it (t.download()) or use an "
+                    "engine created with this tensor's allocation_domain",
+                    kind="NOT_HOST",
+                    memory_kind=t.placement.memory_kind,
+                )
+        x, dt, shape, buf = operand(t, op)
+        record_copy(op, shape_size(shape) * dt.itemsize)
+
+        def kernel(nd: Array) -> None:
+            # x has nd's shape: copyto writes every element.
+            np.copyto(nd, x)
+
+        return self.run(op, shape, dt, kernel, out, (buf,))
+
+    def _domain_copy(self, op: str, t: Tensor) -> Tensor:
+        domain = self._domain
+        record_copy(op, t.nbytes)
+        result: Tensor = domain.allocate(t.dtype, t.shape)
+        with t.map_read() as r, result.map_write() as w:
+            # The destination is a fresh compact allocation of t's shape: copyto
+            # writes every element.
+            np.copyto(w.array, r.array)
+        return result
+
+    def convert(self, t: Any, dtype: Any, out: Tensor | None = None) -> Tensor:
+        """A copy converted to ``dtype``, refusing any value the target cannot hold.
+
+        Ownership: **copies** (named, counted as ``CpuEngine.convert``). On refusal
+        (`ValidationError` kind LOSSY_CONVERSION, naming the first element in
+        column-major order) the pooled output goes back to the pool and ``out=``
+        (if given) is left unchanged.
+        """
+        return self._convert("CpuEngine.convert", t, dtype, out, checked=True)
+
+    def cast(self, t: Any, dtype: Any, out: Tensor | None = None) -> Tensor:
+        """A copy cast to ``dtype``, explicitly lossy (numpy's unsafe cast).
+
+        Ownership: **copies** (named, counted as ``CpuEngine.cast``).
+        """
+        return self._convert("CpuEngine.cast", t, dtype, out, checked=False)
+
+    def _convert(self, op: str, t: Any, dtype: Any, out: Tensor | None, checked: bool) -> Tensor:
+        target = as_dtype(dtype, op)
+        x, dt, shape, buf = operand(t, op)
+        if out is not None:
+            check_out(out, shape, target, op)
+        record_copy(op, shape_size(shape) * target.itemsize)
+        real_part = dt.is_complex and not target.is_complex and not checked
+
+        def kernel(nd: Array) -> None:
+            src = x.real if real_part else x
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with np.errstate(all="ignore"):
+                    # The source has nd's shape: copyto writes every element.
+                    np.copyto(nd, src, casting="unsafe")
+            if checked:
+                bad = _lossy_mask(x, nd, target)
+                if bad is not None:
+                    index, value = _first_bad(bad, x)
+                    raise ValidationError(
+                        op,
+                        f"element {index} = {value!r} cannot be represented as {target.name} "
+                        "without changing its value; use cast() for an explicitly lossy "
+                        "conversion",
+                        kind="LOSSY_CONVERSION",
+                        index=index,
+                        value=value,
+                        dtype=target,
+                    )
+
+        if not (checked and out is not None):
+            return self.run(op, shape, target, kernel, out, (buf,))
+        # Checked into out=: convert into a pooled buffer first, so that a refused
+        # conversion leaves out= untouched (the pooled buffer goes back on error).
+        staged = self.run(op, shape, target, kernel)
+        staged_flat = staged._st.flat
+
+        def copy_kernel(nd: Array) -> None:
+            # staged holds every element of the result: copyto writes all of nd.
+            np.copyto(nd.reshape(-1, order="F"), staged_flat)
+
+        return self.run(op, shape, target, copy_kernel, out, (buf,))
+
+
+def _resolve_shape(op: str, shape: Any, size: int, dt: DType) -> Shape:
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = list(shape)
+    except TypeError:
+        raise ValidationError(
+            op, f"shape must be a sequence of ints, got {shape!r}", kind="INVALID_SHAPE"
+        ) from None
+    holes = [i for i, d in enumerate(dims) if not isinstance(d, bool) and d == -1]
+    if len(holes) > 1:
+        raise ValidationError(op, "only one entry of shape may be -1", kind="INVALID_SHAPE")
+    if holes:
+        rest = shape_size([d for i, d in enumerate(dims) if i != holes[0]])
+        if rest == 0 or size % rest:
+            raise ValidationError(
+                op,
+                f"cannot infer the -1 in {tuple(dims)} for {size} elements",
+                kind="LENGTH_MISMATCH",
+            )
+        dims[holes[0]] = size // rest
+    new = normalize_shape(dims, op, dt.itemsize)
+    if shape_size(new) != size:
+        raise ValidationError(
+            op,
+            f"cannot reshape {size} elements to {new} ({shape_size(new)} elements)",
+            kind="LENGTH_MISMATCH",
+            size=size,
+            shape=new,
+        )
+    return new
