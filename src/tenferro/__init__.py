@@ -5,6 +5,7 @@ from __future__ import annotations
 from .copies import CopyStats, copy_stats, forbid_copies
 from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
+from .engine import BufferPool, BufferPoolCacheStats, BufferPoolStats, CpuEngine, default_engine
 from .errors import (
     AccessError,
     BorrowError,
@@ -37,8 +38,12 @@ __all__ = [
     "AllocationId",
     "AllocationKey",
     "BorrowError",
+    "BufferPool",
+    "BufferPoolCacheStats",
+    "BufferPoolStats",
     "CopyForbiddenError",
     "CopyStats",
+    "CpuEngine",
     "DType",
     "DescriptorSlot",
     "DeviceAccessError",
@@ -63,6 +68,7 @@ __all__ = [
     "ValidationError",
     "__version__",
     "copy_stats",
+    "default_engine",
     "forbid_copies",
     "from_dlpack",
     "from_numpy",
