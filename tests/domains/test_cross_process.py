@@ -95,15 +95,17 @@ def test_no_segment_is_left_after_the_readers_and_the_owner_are_done() -> None:
 def test_a_reader_killed_mid_read_leaves_nothing_behind() -> None:
     t = written()
     h = t.share_handle()
-    ready, release = SPAWN.Event(), SPAWN.Event()
-    proc = SPAWN.Process(target=_children.attach_and_hold, args=(h, ready, release, TIMEOUT))
+    parent, child = SPAWN.Pipe()
+    proc = SPAWN.Process(target=_children.attach_and_hold, args=(h, child, TIMEOUT))
     proc.start()
+    child.close()
     try:
-        assert ready.wait(TIMEOUT), "the reader did not start reading in time"
+        assert parent.poll(TIMEOUT), "the reader did not start reading in time"
+        assert parent.recv() == "reading"
+    finally:
         proc.kill()
         proc.join(TIMEOUT)
-    finally:
-        release.set()
+        parent.close()
     assert proc.exitcode == -signal.SIGKILL
     assert t.with_host_read(lambda a: float(a.sum())) == expected_sum()
     del t

@@ -59,14 +59,15 @@ def describe_shared(handle: ShareHandle) -> dict[str, Any]:
     }
 
 
-def attach_and_hold(handle: ShareHandle, ready: Any, release: Any, timeout: float) -> None:
-    """Attach, start reading, tell the parent (``ready.set()``), then wait inside the read.
+def attach_and_hold(handle: ShareHandle, conn: Any, timeout: float) -> None:
+    """Attach, start reading, say ``"reading"`` on ``conn``, then wait inside the read.
 
-    The parent kills this process while it waits: a reader killed mid-read.
-    ``timeout`` bounds the wait so that a test cannot hang.
+    The parent kills this process while it waits: a reader killed mid-read. The
+    wait is on the pipe (not on a shared lock or event, which a killed waiter
+    would leave broken for the parent); ``timeout`` bounds it so no test can hang.
     """
     t = SharedMemoryDomain.attach(handle)
     with t.map_read() as guard:
         guard.array[: max(1, len(guard.array) // 2)].sum()
-        ready.set()
-        release.wait(timeout)
+        conn.send("reading")
+        conn.poll(timeout)
