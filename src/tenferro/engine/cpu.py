@@ -102,13 +102,17 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
     operation); ``None`` leaves the libraries as they are. ``buffer_limit_bytes``:
     the pool's byte cap (default: ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` or
     100 MiB). ``allocation_domain``: an object with ``id()`` and
-    ``allocate(dtype, shape)``; `to_contiguous` of a tensor living in that domain
-    allocates its result there.
+    ``allocate(dtype, shape)`` (a `SharedTensorAllocationDomain`): every output
+    is then allocated in that domain and written through its mapping instead of
+    coming from the pool, and `to_contiguous` of a tensor living in that domain
+    copies it within the domain.
 
     Every operation accepts tensors and views (any strides) and returns a
     compact column-major tensor whose buffer came from this engine's pool;
     dropping it returns the buffer. Operations with ``out=`` write an existing
-    tensor under an exclusive borrow instead.
+    tensor under an exclusive borrow instead. Inputs in memory the CPU cannot
+    read directly (a domain's or a device's) are refused with
+    `RuntimeStateError`: download them first.
     """
 
     __slots__ = ()

@@ -145,9 +145,7 @@ def weak_scalar(value: Any, dt: DType, op: str) -> Any:
             converted = np_type(value)
     except (OverflowError, FloatingPointError, ValueError):
         converted = None
-    if converted is None or (
-        rank >= 1 and np.isfinite(value) and not np.isfinite(converted)
-    ):
+    if converted is None or (rank >= 1 and np.isfinite(value) and not np.isfinite(converted)):
         raise ValidationError(
             op,
             f"the scalar {value!r} is out of range for dtype {dt.name}",
@@ -211,6 +209,7 @@ def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -
                 and sb.exclusive is None
                 and dt is b._dtype
                 and dt in fast
+                and self._domain is None
             ):
                 shape = a._shape
                 if shape == b._shape:

@@ -511,7 +511,8 @@ def _run_tiles(
         else:
             inner = shape_size(out.shape[:-1]) if out.ndim else 1
             tile = max(1, TILE // max(inner, 1))
-        cap = tile if flat_mode else tile * (shape_size(out.shape[:-1]) if out.ndim else 1)
+        span = min(tile, max(stop - start, 1))
+        cap = span if flat_mode else span * (shape_size(out.shape[:-1]) if out.ndim else 1)
         regs = []
         for npd in prog.reg_dtypes:
             owner = pool.acquire(npd, max(cap, 1))

@@ -1,0 +1,243 @@
+"""BufferPool policy: best fit, per-dtype shelves, the byte cap, eviction, stats, threads."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import tenferro as tfr
+from tenferro.engine import BufferPool, BufferPoolCacheStats, BufferPoolStats
+from tenferro.engine.pool import DEFAULT_LIMIT_BYTES, ENV_LIMIT
+
+F64 = np.dtype(np.float64)
+F32 = np.dtype(np.float32)
+MIB = 2**20
+
+
+def filled(pool: BufferPool, *sizes: int, dtype: np.dtype = F64) -> list[int]:
+    """Retain fresh buffers of the given sizes; returns their addresses."""
+    addrs = []
+    for n in sizes:
+        buf = np.empty(n, dtype=dtype)
+        addrs.append(buf.ctypes.data)
+        pool.recycle(buf, 0)
+    return addrs
+
+
+def test_an_empty_pool_reports_no_buffers() -> None:
+    assert BufferPool(MIB).stats() == BufferPoolStats(0, 0)
+
+
+def test_best_fit_hands_out_the_smallest_buffer_at_least_the_request() -> None:
+    pool = BufferPool(MIB)
+    a200, a300 = filled(pool, 300, 200)[::-1]
+    got = pool.acquire(F64, 150)
+    assert got.ctypes.data == a200 and len(got) == 200
+    assert pool.stats() == BufferPoolStats(1, 300 * 8)
+    del a300
+
+
+def test_an_exact_capacity_is_preferred_over_a_larger_one() -> None:
+    pool = BufferPool(MIB)
+    addrs = filled(pool, 256, 100)
+    assert pool.acquire(F64, 100).ctypes.data == addrs[1]
+
+
+def test_a_request_larger_than_every_retained_buffer_allocates_a_new_one() -> None:
+    pool = BufferPool(MIB)
+    (small,) = filled(pool, 10)
+    got = pool.acquire(F64, 11)
+    assert got.ctypes.data != small and len(got) == 11
+    assert pool.cache_stats().misses == 1
+    assert pool.stats().buffers == 1
+
+
+def test_buffers_of_equal_capacity_come_back_newest_first() -> None:
+    pool = BufferPool(MIB)
+    first, second = filled(pool, 64, 64)
+    assert pool.acquire(F64, 64).ctypes.data == second
+    assert pool.acquire(F64, 64).ctypes.data == first
+
+
+def test_shelves_are_separate_per_dtype() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, 100, dtype=F32)
+    got = pool.acquire(F64, 100)
+    assert got.dtype == F64
+    assert pool.stats() == BufferPoolStats(1, 400)
+
+
+def test_a_zero_size_request_never_touches_the_pool() -> None:
+    pool = BufferPool(MIB)
+    got = pool.acquire(F64, 0)
+    assert len(got) == 0
+    assert pool.cache_stats() == BufferPoolCacheStats(0, 0, 0, 0, 0, 0)
+
+
+def test_a_zero_size_buffer_is_never_retained() -> None:
+    pool = BufferPool(MIB)
+    pool.recycle(np.empty(0), 0)
+    assert pool.stats() == BufferPoolStats(0, 0)
+
+
+def test_an_aliased_buffer_is_refused_and_counted() -> None:
+    pool = BufferPool(MIB)
+    pool.recycle(np.empty(10), 1)
+    assert pool.stats() == BufferPoolStats(0, 0)
+    assert pool.cache_stats().refused_aliased == 1
+
+
+def test_the_default_cap_is_100_mib(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_LIMIT, raising=False)
+    assert BufferPool().limit_bytes == DEFAULT_LIMIT_BYTES == 100 * MIB
+
+
+def test_the_environment_sets_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_LIMIT, "4096")
+    assert BufferPool().limit_bytes == 4096
+    assert tfr.CpuEngine().buffer_pool_limit_bytes == 4096
+
+
+def test_an_environment_value_of_zero_turns_retention_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_LIMIT, "0")
+    pool = BufferPool()
+    filled(pool, 10)
+    assert pool.stats() == BufferPoolStats(0, 0)
+    assert pool.cache_stats().evictions == 1
+
+
+@pytest.mark.parametrize("raw", ["lots", "-5", "1.5", "0x10"])
+def test_an_unreadable_environment_value_falls_back_to_the_default(
+    monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    monkeypatch.setenv(ENV_LIMIT, raw)
+    with pytest.warns(RuntimeWarning, match=ENV_LIMIT):
+        pool = BufferPool()
+    assert pool.limit_bytes == DEFAULT_LIMIT_BYTES
+
+
+def test_the_constructor_cap_overrides_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_LIMIT, "0")
+    assert tfr.CpuEngine(buffer_limit_bytes=1234).buffer_pool_limit_bytes == 1234
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "10", True, None])
+def test_an_invalid_cap_is_a_validation_error(bad: object) -> None:
+    pool = BufferPool(MIB)
+    with pytest.raises(tfr.ValidationError) as err:
+        pool.set_limit_bytes(bad)  # type: ignore[arg-type]
+    assert err.value.kind == "INVALID_LIMIT"
+    assert pool.limit_bytes == MIB
+
+
+def test_going_over_the_cap_evicts_the_smallest_buffer_across_dtypes() -> None:
+    pool = BufferPool(1000)
+    filled(pool, 50, dtype=F32)  # 200 bytes
+    filled(pool, 40)  # 320 bytes
+    filled(pool, 60)  # 480 bytes: 1000 in all, exactly the cap
+    filled(pool, 10)  # +80 -> 1080: the smallest (these 80 bytes) goes
+    assert pool.stats() == BufferPoolStats(3, 1000)
+    filled(pool, 30)  # +240 -> 1240: the f32 200 goes (1040), then the 240 (800)
+    assert pool.stats() == BufferPoolStats(2, 800)
+    assert pool.cache_stats().evictions == 3
+
+
+def test_eviction_removes_the_smallest_first() -> None:
+    pool = BufferPool(1000)
+    filled(pool, 100)  # 800 bytes
+    filled(pool, 20, dtype=F32)  # 80 bytes
+    filled(pool, 20)  # 160 bytes -> 1040: the 80-byte f32 buffer goes
+    assert pool.stats() == BufferPoolStats(2, 960)
+    assert pool.acquire(F32, 1).dtype == F32
+    assert pool.cache_stats().misses == 1
+
+
+def test_a_buffer_larger_than_the_cap_is_evicted_at_once_and_keeps_the_others() -> None:
+    pool = BufferPool(1000)
+    filled(pool, 10, 20)
+    filled(pool, 1000)  # 8000 bytes > cap
+    assert pool.stats() == BufferPoolStats(2, 240)
+    assert pool.cache_stats().evictions == 1
+
+
+def test_shrinking_the_cap_evicts_at_once() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, 10, 20, 30)  # 80 + 160 + 240 bytes
+    pool.set_limit_bytes(400)
+    assert pool.stats() == BufferPoolStats(2, 400)
+    assert pool.limit_bytes == 400
+
+
+def test_a_zero_cap_retains_nothing() -> None:
+    pool = BufferPool(0)
+    filled(pool, 1, 2, 3)
+    assert pool.stats() == BufferPoolStats(0, 0)
+
+
+def test_clear_drops_every_buffer_and_counts_one_clear() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, 10, 20)
+    pool.clear()
+    assert pool.stats() == BufferPoolStats(0, 0)
+    stats = pool.cache_stats()
+    assert stats.clears == 1 and stats.evictions == 0 and stats.hits == 0
+
+
+def test_cache_stats_count_real_hits_misses_and_recycles() -> None:
+    pool = BufferPool(MIB)
+    a = pool.acquire(F64, 8)  # miss
+    pool.recycle(a, 0)
+    b = pool.acquire(F64, 8)  # hit
+    c = pool.acquire(F64, 8)  # miss
+    pool.recycle(b, 0)
+    pool.recycle(c, 0)
+    stats = pool.cache_stats()
+    assert (stats.hits, stats.misses, stats.recycled) == (1, 2, 3)
+    assert stats.hit_rate == pytest.approx(1 / 3)
+
+
+def test_hit_rate_is_one_without_requests() -> None:
+    assert BufferPool(MIB).cache_stats().hit_rate == 1.0
+
+
+def test_many_distinct_sizes_do_not_accumulate_empty_shelf_entries() -> None:
+    pool = BufferPool(MIB)
+    for n in range(1, 500):
+        pool.recycle(pool.acquire(F64, n), 0)
+        pool.acquire(F64, n)
+    stacks, caps, _ = pool._shelves[F64]
+    assert len(caps) == len(stacks) <= 65
+
+
+def test_concurrent_threads_never_get_the_same_buffer_twice() -> None:
+    pool = BufferPool(MIB)
+    seen: list[set[int]] = []
+    errors: list[str] = []
+
+    def worker() -> None:
+        mine: set[int] = set()
+        for i in range(300):
+            held = [pool.acquire(F64, 16 + (i % 4)) for _ in range(3)]
+            addrs = {h.ctypes.data for h in held}
+            if len(addrs) != 3:
+                errors.append("one buffer handed out twice at once")
+            for h in held:
+                h[:] = i  # writes would collide if two holders shared memory
+            for h in held:
+                if not np.all(h[:16] == i):
+                    errors.append("another thread wrote into a held buffer")
+                pool.recycle(h, 0)
+            mine |= addrs
+        seen.append(mine)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    stats = pool.cache_stats()
+    assert stats.hits + stats.misses == 4 * 300 * 3
+    assert pool.stats().buffers == stats.misses
