@@ -229,8 +229,6 @@ class EngineBase:
         exclusive borrow is always ended.
         """
         if out is None:
-            if self._domain is not None:
-                return self._run_in_domain(shape, dtype, kernel)
             owner, flat, nd = self.fresh(shape, dtype)
             try:
                 kernel(nd)
@@ -247,16 +245,4 @@ class EngineBase:
             del arr  # our own reference must not look like an escaped alias
             borrow.end()
         result: Tensor = out
-        return result
-
-    def _run_in_domain(self, shape: Shape, dtype: DType, kernel: Any) -> Tensor:
-        """An output placed in the engine's allocation domain, written through its mapping.
-
-        The domain's allocation is uninitialised; ``kernel`` writes every element
-        under the exclusive ``map_write`` borrow. If it raises, the allocation is
-        dropped (the domain frees it).
-        """
-        result: Tensor = self._domain.allocate(dtype, shape)
-        with result.map_write() as w:
-            kernel(w.array)
         return result

@@ -491,7 +491,6 @@ class ContractionOps(EngineBase):
                 and sb.exclusive is None
                 and dt is b._dtype
                 and dt in _BLAS_T
-                and self._domain is None
             ):
                 shape_a = a._shape
                 shape_b = b._shape

@@ -102,10 +102,10 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
     operation); ``None`` leaves the libraries as they are. ``buffer_limit_bytes``:
     the pool's byte cap (default: ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` or
     100 MiB). ``allocation_domain``: an object with ``id()`` and
-    ``allocate(dtype, shape)`` (a `SharedTensorAllocationDomain`): every output
-    is then allocated in that domain and written through its mapping instead of
-    coming from the pool, and `to_contiguous` of a tensor living in that domain
-    copies it within the domain.
+    ``allocate(dtype, shape)`` (a `SharedTensorAllocationDomain`):
+    `to_contiguous` of a tensor living in that domain copies it within the
+    domain (a new allocation there); every other output still comes from the
+    pool.
 
     Every operation accepts tensors and views (any strides) and returns a
     compact column-major tensor whose buffer came from this engine's pool;

@@ -209,7 +209,6 @@ def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -
                 and sb.exclusive is None
                 and dt is b._dtype
                 and dt in fast
-                and self._domain is None
             ):
                 shape = a._shape
                 if shape == b._shape:
