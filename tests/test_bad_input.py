@@ -153,6 +153,12 @@ def cases() -> list[Case]:
             "INVALID_AXES",
         ),
         view_case(
+            "bool axis",
+            lambda v: v.transpose_view((True, False)),
+            "TensorView.transpose_view",
+            "INVALID_AXES",
+        ),
+        view_case(
             "non-int axis",
             lambda v: v.transpose_view(("a", 0)),
             "TensorView.transpose_view",

@@ -73,6 +73,10 @@ def test_from_vec_col_major_accepts_numpy_ints_in_the_shape() -> None:
     assert all(type(d) is int for d in t.shape)
 
 
+def test_from_vec_col_major_accepts_a_numpy_array_as_the_shape() -> None:
+    assert tfr.Tensor.from_vec_col_major(np.array([2, 3]), np.ones(6)).shape == (2, 3)
+
+
 def test_a_python_list_is_built_once_and_not_frozen() -> None:
     values = [1.0, 2.0, 3.0]
     t = tfr.Tensor.from_vec_col_major((3,), values)

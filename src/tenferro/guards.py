@@ -65,13 +65,14 @@ class HostReadGuard:
 class ExclusiveBorrow:
     """Bookkeeping of one exclusive borrow of a `HostBuffer`."""
 
-    __slots__ = ("_buffer", "_handed", "_wroot", "op")
+    __slots__ = ("_buffer", "_handed", "_prune_at", "_wroot", "op")
 
     def __init__(self, buffer: HostBuffer, op: str) -> None:
         self._buffer = buffer
         self.op = op
         self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op)
         self._handed: list[weakref.ref[np.ndarray[Any, Any]]] = []
+        self._prune_at = 64
 
     @property
     def active(self) -> bool:
@@ -89,7 +90,12 @@ class ExclusiveBorrow:
 
     def hand_out(self, arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """Remember an array handed out so it can be made read-only at the end."""
-        self._handed.append(weakref.ref(arr))
+        handed = self._handed
+        handed.append(weakref.ref(arr))
+        if len(handed) >= self._prune_at:
+            # A long block handing out many short-lived arrays: forget the dead ones.
+            handed[:] = [r for r in handed if r() is not None]
+            self._prune_at = 2 * len(handed) + 64
         return arr
 
     def end(self) -> None:

@@ -5,6 +5,7 @@ Strides are in elements (not bytes) throughout the public API.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import sys
 from collections.abc import Iterable, Sequence
@@ -30,8 +31,9 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
 
     A bare int ``n`` means ``(n,)``, as in numpy.
     """
-    if not isinstance(shape, (bool, str, bytes)) and hasattr(shape, "__index__"):
-        shape = (shape,)
+    if not isinstance(shape, (bool, str, bytes)):
+        with contextlib.suppress(TypeError):  # not a single int: a sequence, checked below
+            shape = (operator.index(shape),)
     if isinstance(shape, (str, bytes)):
         raise ValidationError(
             op,
@@ -144,7 +146,7 @@ def element_interval(
 def normalize_perm(perm: Any, ndim: int, op: str) -> Shape:
     """Validate a permutation of ``range(ndim)``."""
     try:
-        p = tuple(operator.index(x) for x in perm)
+        p = tuple(_axis_number(x) for x in perm)
     except TypeError:
         raise ValidationError(
             op,
@@ -194,3 +196,9 @@ def normalize_axes(axes: Any, ndim: int, op: str) -> Shape:
             op, f"duplicate axes in {tuple(axes)!r}", kind="INVALID_AXES", axes=tuple(axes)
         )
     return tuple(out)
+
+
+def _axis_number(x: Any) -> int:
+    if isinstance(x, bool):  # True/False are refused like any other non-int
+        raise TypeError("bool is not an axis number")
+    return operator.index(x)
