@@ -32,16 +32,10 @@ def _refusal(fn: Callable[[], Any]) -> str:
 
 
 def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
-    try:
-        from ..engine import CpuEngine
-    except ImportError:
-        f.show("engine", "not built; engine facts skipped")
-        return
-    if not hasattr(CpuEngine, "to_contiguous"):
-        f.show("engine", "has no to_contiguous yet; engine facts skipped")
-        return
-    eng: Any = CpuEngine(allocation_domain=domain)
-    copy: Tensor = eng.to_contiguous(t)
+    from ..engine import CpuEngine
+
+    eng = CpuEngine(allocation_domain=domain)
+    copy = eng.to_contiguous(t)
     f.check(
         "domain engine to_contiguous: allocation_domain, allocation_id",
         (copy.allocation_domain, copy.allocation_id),
@@ -53,16 +47,22 @@ def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
         [1.0, 2.0, 3.0, 4.0],
     )
     del copy
+    refused = "CPU backend received backend buffer; download to host before CPU execution"
     f.check(
         "domain engine add -> Err",
         _refusal(lambda: eng.add(t, t)).split(" (")[0],
-        "CpuEngine.add: CPU backend received backend buffer; download to host before CPU execution",
+        f"CpuEngine.add: {refused}",
     )
-    plain: Any = CpuEngine()
+    plain = CpuEngine()
+    f.check(
+        "plain engine to_contiguous -> Err",
+        _refusal(lambda: plain.to_contiguous(t)).split(";")[0],
+        "CpuEngine.to_contiguous: CPU backend requires source host placement, got SHARED_HOST",
+    )
     f.check(
         "plain engine add -> Err",
         _refusal(lambda: plain.add(t, t)).split(" (")[0],
-        "CpuEngine.add: CPU backend received backend buffer; download to host before CPU execution",
+        f"CpuEngine.add: {refused}",
     )
 
 
