@@ -67,12 +67,18 @@ class DescriptorSlot:
     index: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 0:
+        raw: object = self.index
+        try:
+            index = -1 if isinstance(raw, bool) else operator.index(raw)  # type: ignore[arg-type]
+        except TypeError:
+            index = -1
+        if index < 0:
             raise ValidationError(
                 "DescriptorSlot",
-                f"a slot index must be an int >= 0, got {self.index!r}",
+                f"a slot index must be an int >= 0, got {raw!r}",
                 kind="INVALID_SLOT",
             )
+        object.__setattr__(self, "index", index)  # normalise numpy integers to int
 
     def __index__(self) -> int:
         return self.index
