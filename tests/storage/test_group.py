@@ -539,3 +539,20 @@ def test_group_backed_repr_names_the_identity() -> None:
 def test_a_group_backed_tensor_cannot_be_pickled() -> None:
     with pytest.raises(tfr.TenferroError):
         pickle.dumps(group_backed(1))
+
+
+class ForeignStorage:
+    """A storage kind groups do not know (e.g. another library's device buffer)."""
+
+    placement = tfr.Placement(tfr.MemoryKind.DEVICE)
+    allocation_domain = None
+    allocation_id = None
+    host_addressable = False
+
+
+def test_a_tensor_over_a_foreign_storage_cannot_enter_a_group() -> None:
+    a = vec(1)
+    foreign = tfr.Tensor._wrap((1,), tfr.DType.F64, ForeignStorage())
+    with pytest.raises(tfr.ValidationError) as err:
+        tfr.AllocationGroup.from_tensors([a, foreign])
+    assert (err.value.kind, a.is_moved, foreign.is_moved) == ("UNSUPPORTED_STORAGE", False, False)

@@ -470,7 +470,15 @@ class AllocationGroup:
             entry = _Incoming(t, st, None)
             entry.ranges.append(_memory_of(st, None))
             return entry
-        ref: GroupTensorRef = st
+        if not isinstance(st, GroupTensorRef):
+            raise ValidationError(
+                op,
+                f"entry {index} has storage of type {type(st).__name__}, which cannot enter "
+                "an allocation group; download() it to a plain host tensor first",
+                kind="UNSUPPORTED_STORAGE",
+                index=index,
+            )
+        ref = st
         ref.owner.check_exclusive(op)
         entry = _Incoming(t, None, ref)
         entry.ranges.append(_owner_memory(ref.owner))
