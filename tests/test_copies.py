@@ -140,3 +140,30 @@ def test_record_copy_refuses_before_counting() -> None:
         record_copy("My.op", 10)
     assert err.value.op == "My.op"
     assert tfr.copy_stats() == before
+
+
+@pytest.mark.parametrize(
+    "copy_of",
+    [
+        lambda t: t.duplicate(),
+        lambda t: t.download(),
+        lambda t: t.to_numpy(copy=True),
+        lambda t: np.array(t),
+        lambda t: np.asarray(t, dtype=np.float32),
+    ],
+    ids=["duplicate", "download", "to_numpy", "np.array", "dtype"],
+)
+def test_a_refused_copy_leaves_no_alias_even_while_its_traceback_is_kept(copy_of) -> None:
+    t = host((2, 2))
+    with tfr.forbid_copies(), pytest.raises(tfr.CopyForbiddenError) as err:
+        copy_of(t)
+    assert err.value.__traceback__ is not None  # the frames are still alive here
+    with t.map_write():
+        pass
+
+
+def test_to_numpy_copy_true_is_f_ordered_and_owns_its_values() -> None:
+    t = host((2, 3))
+    a = t.to_numpy(copy=True)
+    assert a.flags.f_contiguous and a.flags.writeable
+    np.testing.assert_array_equal(a, t.to_numpy())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -42,7 +43,10 @@ class HostReadGuard:
         self.release()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
-        return _array_protocol("HostReadGuard.__array__", self.array, dtype, copy)
+        array = self.array
+        return _array_protocol(
+            "HostReadGuard.__array__", array.dtype, array.size, lambda: array, dtype, copy
+        )
 
     def __len__(self) -> int:
         return len(self.array)
@@ -171,7 +175,10 @@ class HostWriteGuard:
         self.array[index] = value
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
-        return _array_protocol("HostWriteGuard.__array__", self.array, dtype, copy)
+        array = self.array
+        return _array_protocol(
+            "HostWriteGuard.__array__", array.dtype, array.size, lambda: array, dtype, copy
+        )
 
     def __del__(self) -> None:
         # A guard dropped without `with` still ends its borrow. Drop our own array
@@ -183,21 +190,32 @@ class HostWriteGuard:
 
 
 def _array_protocol(
-    op: str, array: np.ndarray[Any, Any], dtype: Any, copy: bool | None
+    op: str,
+    have: Any,
+    size: int,
+    make: Callable[[], np.ndarray[Any, Any]],
+    dtype: Any,
+    copy: bool | None,
 ) -> np.ndarray[Any, Any]:
-    """numpy 2's ``__array__(dtype, copy)`` over a borrowed array; copies are named."""
+    """numpy 2's ``__array__(dtype, copy)`` over a borrowed array that ``make`` returns.
+
+    ``have`` is the borrowed dtype (a `DType` or numpy dtype) and ``size`` its
+    element count. Refusals and the copy record happen before ``make`` runs, so
+    a refusal's traceback holds no alias. Copies are named and counted.
+    """
     from .copies import record_copy
 
-    convert = dtype is not None and np.dtype(dtype) != array.dtype
+    have_np = np.dtype(have.numpy if hasattr(have, "numpy") else have)
+    convert = dtype is not None and np.dtype(dtype) != have_np
     if convert and copy is False:
         raise ValidationError(
             op,
-            f"converting {array.dtype} to {np.dtype(dtype)} needs a copy but copy=False "
-            "was given; pass copy=None",
+            f"converting {getattr(have, 'name', have_np)} to {np.dtype(dtype)} needs a copy "
+            "but copy=False was given; pass copy=None",
             kind="COPY_REQUIRED",
         )
     if convert or copy:
-        target = np.dtype(dtype) if convert else array.dtype
-        record_copy(f"{op}(copy)", array.size * target.itemsize)
-        return np.array(array, dtype=target, order="K", copy=True)
-    return array
+        target = np.dtype(dtype) if convert else have_np
+        record_copy(f"{op}(copy)", size * target.itemsize)
+        return np.array(make(), dtype=target, order="K", copy=True)
+    return make()

@@ -269,6 +269,9 @@ class Tensor:
         buf, offset = self._resolve(op, mapped)
         if buf.exclusive is not None:
             buf.check_shared(op)
+        return self._alias_in(buf, offset, op)
+
+    def _alias_in(self, buf: HostBuffer, offset: int, op: str) -> np.ndarray[Any, Any]:
         flat = buf.read_flat(self._dtype.numpy, offset, shape_size(self._shape))
         # INVARIANT: checked again *after* the alias exists (see begin_exclusive):
         # an exclusive borrow that began in between either counted it or is seen here.
@@ -276,6 +279,20 @@ class Tensor:
         if holder is not None:
             del flat
             raise shared_refusal(op, holder)
+        return flat
+
+    def _copy_flat(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
+        """A new writable 1-D copy of the elements (a named copy, recorded as ``op``).
+
+        The copy is recorded (and refused inside `forbid_copies`) before any alias
+        of the buffer exists, so a refusal's traceback cannot keep one alive.
+        """
+        buf, offset = self._resolve(op, mapped)
+        if buf.exclusive is not None:
+            buf.check_shared(op)
+        record_copy(op, self.nbytes)
+        flat = np.empty(shape_size(self._shape), dtype=self._dtype.numpy)
+        np.copyto(flat, self._alias_in(buf, offset, op))
         return flat
 
     def _read_array(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
@@ -313,12 +330,10 @@ class Tensor:
         Ownership: **borrows** (read-only, zero copy) by default; ``copy=True`` is a
         named copy into a new writable array.
         """
-        op = "Tensor.to_numpy"
-        arr = self._read_array(op)
         if copy:
-            record_copy("Tensor.to_numpy(copy=True)", arr.nbytes)
-            return np.array(arr, order="F", copy=True)
-        return arr
+            flat = self._copy_flat("Tensor.to_numpy(copy=True)")
+            return flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
+        return self._read_array("Tensor.to_numpy")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         op = "Tensor.__array__"
@@ -455,10 +470,7 @@ class Tensor:
         st = self._live(op)
         if st.__class__ is not HostBuffer and not st.host_addressable:
             return st.duplicate(self, op)  # type: ignore[no-any-return]
-        src = self._read_flat(op)
-        record_copy(op, src.nbytes)
-        flat = np.empty_like(src)
-        np.copyto(flat, src)
+        flat = self._copy_flat(op)
         return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def download(self) -> Tensor:
@@ -468,10 +480,7 @@ class Tensor:
         that `host_data` refuses.
         """
         op = "Tensor.download"
-        src = self._read_flat(op, mapped=True)
-        record_copy(op, src.nbytes)
-        flat = np.empty_like(src)
-        np.copyto(flat, src)
+        flat = self._copy_flat(op, mapped=True)
         return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def promote(self) -> Tensor:

@@ -292,13 +292,11 @@ class _ViewBase:
         return self._materialise(f"{self._kind}.to_col_major")
 
     def _materialise(self, op: str) -> Tensor:
-        src = self._strided(op)
-        record_copy(op, src.nbytes)
-        flat = np.empty(src.size, dtype=src.dtype)
-        if len(self._shape) == 1:
-            np.copyto(flat, src)
-        else:
-            np.copyto(flat.reshape(self._shape, order="F"), src)
+        # Recorded (or refused) before the source array exists: see Tensor._copy_flat.
+        record_copy(op, self.size * self._dtype.itemsize)
+        flat = np.empty(self.size, dtype=self._dtype.numpy)
+        dst = flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
+        np.copyto(dst, self._strided(op))
         return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def __repr__(self) -> str:
@@ -353,8 +351,9 @@ class TensorView(_ViewBase):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         # A refused conversion is decided before any array exists, so the
         # exception's traceback cannot keep an alias alive.
-        _check_no_copy_conversion("TensorView.__array__", self._dtype, dtype, copy)
-        return _array_protocol("TensorView.__array__", self.to_numpy(), dtype, copy)
+        return _array_protocol(
+            "TensorView.__array__", self._dtype, self.size, self.to_numpy, dtype, copy
+        )
 
     def __dlpack__(
         self,
@@ -446,8 +445,9 @@ class TensorViewMut(_ViewBase):
         return self._borrow.hand_out(self._strided("TensorViewMut.to_numpy"))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
-        _check_no_copy_conversion("TensorViewMut.__array__", self._dtype, dtype, copy)
-        return _array_protocol("TensorViewMut.__array__", self.to_numpy(), dtype, copy)
+        return _array_protocol(
+            "TensorViewMut.__array__", self._dtype, self.size, self.to_numpy, dtype, copy
+        )
 
     def set(self, index: Any, value: Any) -> None:
         """Write one element at a full integer index."""
@@ -488,13 +488,3 @@ def _is_zero(step: Any) -> bool:
         return operator.index(step) == 0
     except TypeError:
         return False  # not an int: `slice.indices` reports it
-
-
-def _check_no_copy_conversion(op: str, have: DType, dtype: Any, copy: bool | None) -> None:
-    if copy is False and dtype is not None and np.dtype(dtype) != have.numpy:
-        raise ValidationError(
-            op,
-            f"converting {have.name} to {np.dtype(dtype)} needs a copy but copy=False was "
-            "given; pass copy=None",
-            kind="COPY_REQUIRED",
-        )
