@@ -162,13 +162,13 @@ class HostBuffer:
 
     def check_exclusive(self, op: str) -> None:
         """Refuse exclusive access while any alias is alive or another borrow is active."""
-        if self.exclusive is not None:
+        holder = self.exclusive
+        if holder is not None:
             raise BorrowError(
                 op,
-                f"the buffer is already exclusively borrowed by {self.exclusive}; "
-                "leave that block first",
+                f"the buffer is already exclusively borrowed by {holder}; leave that block first",
                 kind="EXCLUSIVELY_BORROWED",
-                holder=self.exclusive,
+                holder=holder,
             )
         self._refuse_if_aliased(op)
 
@@ -191,12 +191,15 @@ class HostBuffer:
             # check it *after* making their alias, so a reader racing with this
             # borrow is either counted here or refused there.
             self.exclusive = op
-            try:
-                self._refuse_if_aliased(op)
-            except BaseException:
-                self.exclusive = None
-                raise
-        return make_write_root(self.flat)
+        # Counted outside the lock: the garbage collection a refusal may run calls
+        # finalizers (a pool's recycle takes the pool's lock), which must never
+        # wait while this lock is held.
+        try:
+            self._refuse_if_aliased(op)
+            return make_write_root(self.flat)
+        except BaseException:
+            self.exclusive = None  # a refused borrow changes nothing
+            raise
 
     def end_exclusive(self, wroot: np.ndarray[Any, Any], handed: list[Any]) -> None:
         """End an exclusive borrow: arrays handed out become read-only; escapes are tracked."""
