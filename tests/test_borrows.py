@@ -351,3 +351,11 @@ def test_a_buffer_whose_pool_is_gone_is_simply_freed() -> None:
     del pool
     gc.collect()
     del t  # no error: the weak link is dead
+
+
+def test_a_copy_made_by_fancy_indexing_a_write_guard_stays_writable() -> None:
+    t = fresh()
+    with t.map_write() as w:
+        picked = w[[0, 2]]
+    assert picked.flags.writeable
+    assert aliases_blocking(t) == 0

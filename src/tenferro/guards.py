@@ -165,9 +165,11 @@ class HostWriteGuard:
         self._borrow.end()
 
     def __getitem__(self, index: Any) -> Any:
-        item = self.array[index]
-        if isinstance(item, np.ndarray):
-            # A view of the writable array: frozen with the others when the borrow ends.
+        array = self.array
+        item = array[index]
+        if isinstance(item, np.ndarray) and np.may_share_memory(item, array):
+            # A view of the writable array: frozen with the others when the borrow
+            # ends (a copy made by fancy indexing is the caller's own).
             self._borrow.hand_out(item)
         return item
 
