@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tenferro as tfr
@@ -188,6 +188,8 @@ maybe_ints = st.one_of(ints, ints, ints, st.none(), st.booleans(), st.floats(0, 
 dtypes = st.sampled_from(list(tfr.DType))
 
 
+# A pure function: many more examples than the suite's default cost well under a second.
+@settings(max_examples=max(400, settings.default.max_examples))
 @given(
     ext_off=st.integers(-16, 128),
     ext_len=st.one_of(st.integers(-16, 256), st.sampled_from([MAX_BYTES, MAX_BYTES // 2])),
