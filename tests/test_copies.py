@@ -167,3 +167,23 @@ def test_to_numpy_copy_true_is_f_ordered_and_owns_its_values() -> None:
     a = t.to_numpy(copy=True)
     assert a.flags.f_contiguous and a.flags.writeable
     np.testing.assert_array_equal(a, t.to_numpy())
+
+
+def test_building_from_a_list_of_numbers_is_not_a_copy() -> None:
+    before = tfr.copy_stats()
+    with tfr.forbid_copies():
+        tfr.Tensor.from_vec_col_major((3,), [1.0, 2.0, 3.0])
+    assert tfr.copy_stats() == before
+
+
+def test_building_from_another_buffer_is_a_named_copy() -> None:
+    import array
+
+    before = tfr.copy_stats()
+    t = tfr.Tensor.from_vec_col_major((3,), array.array("d", [1.0, 2.0, 3.0]))
+    after = tfr.copy_stats()
+    assert (after.copies - before.copies, after.bytes - before.bytes) == (1, 24)
+    assert t.host_data().tolist() == [1.0, 2.0, 3.0]
+    with tfr.forbid_copies(), pytest.raises(tfr.CopyForbiddenError) as err:
+        tfr.Tensor.from_vec_col_major((3,), memoryview(np.zeros(3)))
+    assert err.value.op == "Tensor.from_vec_col_major(array-like)"

@@ -644,7 +644,27 @@ def _adopt(data: np.ndarray[Any, Any], flat_view: np.ndarray[Any, Any]) -> HostB
     return HostBuffer(owner, owner, None, data)
 
 
-def _build_from_sequence(op: str, data: Any, want: DType | None) -> np.ndarray[Any, Any]:
+def _is_array_like(data: Any) -> bool:
+    """True for objects whose elements already sit in a buffer (so building is a copy)."""
+    if hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
+        return True
+    try:
+        memoryview(data).release()
+    except TypeError:
+        return False
+    return True
+
+
+def _build_from_sequence(
+    op: str, data: Any, want: DType | None, count_copy: bool = True
+) -> np.ndarray[Any, Any]:
+    """A new array from a Python sequence (a build) or an array-like (a named copy).
+
+    Building from numbers is not a copy: no buffer existed. Copying the buffer of
+    an array-like (``array.array``, a memoryview, another library's tensor) is a
+    physical copy, recorded as ``"<op>(array-like)"`` unless the caller records
+    its own (``count_copy=False``).
+    """
     if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
         raise ValidationError(
             op,
@@ -652,6 +672,11 @@ def _build_from_sequence(op: str, data: Any, want: DType | None) -> np.ndarray[A
             kind="INVALID_DATA",
         )
     try:
+        if count_copy and _is_array_like(data):
+            src = np.asarray(data)
+            itemsize = want.itemsize if want is not None else src.dtype.itemsize
+            record_copy(f"{op}(array-like)", src.size * itemsize)
+            data = src
         arr = np.array(data, dtype=want.numpy if want is not None else None)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValidationError(
@@ -701,7 +726,7 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
                 "build a tensor from it (a named copy)",
                 kind="INVALID_DATA",
             )
-        arr = _build_from_sequence(op, arr, None)
+        arr = _build_from_sequence(op, arr, None, count_copy=False)
     dt = dtype_of_array(arr, op)
     shape = tuple(int(d) for d in arr.shape)
     if copy:
