@@ -186,28 +186,44 @@ ints = st.one_of(
 )
 maybe_ints = st.one_of(ints, ints, ints, st.none(), st.booleans(), st.floats(0, 64))
 dtypes = st.sampled_from(list(tfr.DType))
+Case = tuple[int, int, int, Any, Any, tfr.DType, "tfr.DType | None"]
+
+
+@st.composite
+def raw_cases(draw: st.DrawFn) -> Case:
+    """Anything at all: mostly refused."""
+    return (
+        draw(st.integers(-16, 128)),
+        draw(st.one_of(st.integers(-16, 256), st.sampled_from([MAX_BYTES, MAX_BYTES // 2]))),
+        draw(st.sampled_from([-8, 0, 1, 2, 3, 4, 8, 16, 24, 64])),
+        draw(maybe_ints),
+        draw(maybe_ints),
+        draw(dtypes),
+        draw(st.one_of(st.none(), dtypes)),
+    )
+
+
+@st.composite
+def near_cases(draw: st.DrawFn) -> Case:
+    """A valid extent and a span on or next to its element boundaries: often accepted."""
+    dtype = draw(dtypes)
+    isz = dtype.itemsize
+    align = draw(st.sampled_from([1, 2, 4, 8, 16, 64]))
+    ext_off = align * draw(st.integers(0, 8))
+    ext_len = draw(st.integers(0, 320))
+    off = ext_off + isz * draw(st.integers(-2, 24)) + draw(st.sampled_from([0, 0, 0, 1, -1, 4]))
+    length = isz * draw(st.integers(0, 24)) + draw(st.sampled_from([0, 0, 0, 1, 3]))
+    root = draw(st.one_of(st.just(dtype), st.just(dtype.real), st.none(), dtypes))
+    return ext_off, ext_len, align, off, length, dtype, root
 
 
 # A pure function: many more examples than the suite's default cost well under a second.
 @settings(max_examples=max(400, settings.default.max_examples))
-@given(
-    ext_off=st.integers(-16, 128),
-    ext_len=st.one_of(st.integers(-16, 256), st.sampled_from([MAX_BYTES, MAX_BYTES // 2])),
-    align=st.sampled_from([-8, 0, 1, 2, 3, 4, 8, 16, 24, 64]),
-    off=maybe_ints,
-    length=maybe_ints,
-    dtype=dtypes,
-    root=st.one_of(st.none(), dtypes),
-)
+@given(case=st.one_of(raw_cases(), near_cases()))
 def test_validator_raises_only_typed_errors_and_accepts_exactly_the_valid_spans(
-    ext_off: int,
-    ext_len: int,
-    align: int,
-    off: Any,
-    length: Any,
-    dtype: tfr.DType,
-    root: tfr.DType | None,
+    case: Case,
 ) -> None:
+    ext_off, ext_len, align, off, length, dtype, root = case
     ext_ok = (
         ext_off >= 0
         and ext_len >= 0
