@@ -146,9 +146,11 @@ class HostBuffer:
     def _refuse_if_aliased(self, op: str) -> None:
         aliases = self.alias_count()
         if aliases:
-            # An alias that only unreachable garbage (a reference cycle) still holds
-            # can never be used again: collect once before refusing.
-            gc.collect()
+            # An alias that only unreachable garbage (a reference cycle, e.g. a
+            # traceback kept in a frame) still holds can never be used again: collect
+            # before refusing. Young generations only: a full collection costs
+            # ~100 ms in a big heap, and refusals may be retried in a loop.
+            gc.collect(1)
             aliases = self.alias_count()
         if aliases:
             raise BorrowError(
