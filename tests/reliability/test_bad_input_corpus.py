@@ -57,8 +57,23 @@ class Case:
     op: str
 
 
-def _engine() -> Any:
-    return tfr.CpuEngine() if hasattr(tfr, "CpuEngine") else None
+ENG = tfr.CpuEngine()
+
+
+def _zeros_i64() -> tfr.Tensor:
+    return tfr.Tensor.from_vec_col_major((2, 3), np.zeros(6, dtype=np.int64))
+
+
+def _one_entry_group() -> Any:
+    return tfr.AllocationGroup.from_tensors([tfr.Tensor.from_vec_col_major((3,), np.ones(3))])
+
+
+def _gone_handle() -> Any:
+    domain = tfr.SharedMemoryDomain()
+    owner = domain.allocate(tfr.DType.F64, (4,))
+    handle = owner.share_handle()
+    del owner  # the owner's last tensor: the segment is unlinked
+    return handle
 
 
 CORE_CASES = [
@@ -228,6 +243,212 @@ CORE_CASES = [
 ]
 
 
+ENGINE_CASES = [
+    Case(
+        "matmul inner dims differ",
+        lambda w: ENG.matmul(w.t, w.t),
+        tfr.ValidationError,
+        "CpuEngine.matmul",
+    ),
+    Case(
+        "matmul dtypes differ",
+        lambda w: ENG.matmul(w.ints, w.m),
+        tfr.ValidationError,
+        "CpuEngine.matmul",
+    ),
+    Case("add shapes differ", lambda w: ENG.add(w.t, w.m), tfr.ValidationError, "CpuEngine.add"),
+    Case("add dtypes differ", lambda w: ENG.add(w.t, w.ints), tfr.ValidationError, "CpuEngine.add"),
+    Case("add a string", lambda w: ENG.add(w.t, "x"), tfr.ValidationError, "CpuEngine.add"),
+    Case(
+        "integer division by zero",
+        lambda w: ENG.div(w.ints, _zeros_i64()),
+        tfr.ValidationError,
+        "CpuEngine.div",
+    ),
+    Case(
+        "reduce over a missing axis",
+        lambda w: ENG.reduce_sum(w.t, (5,)),
+        tfr.ValidationError,
+        "CpuEngine.reduce_sum",
+    ),
+    Case(
+        "reduce over duplicate axes",
+        lambda w: ENG.reduce_max(w.t, (0, 0)),
+        tfr.ValidationError,
+        "CpuEngine.reduce_max",
+    ),
+    Case(
+        "transpose bad permutation",
+        lambda w: ENG.transpose(w.t, (0,)),
+        tfr.ValidationError,
+        "CpuEngine.transpose",
+    ),
+    Case(
+        "reshape wrong size",
+        lambda w: ENG.reshape(w.t, (4,)),
+        tfr.ValidationError,
+        "CpuEngine.reshape",
+    ),
+    Case(
+        "broadcast incompatible dims",
+        lambda w: ENG.broadcast_in_dim(w.t, (3, 3), (0, 1)),
+        tfr.ValidationError,
+        "CpuEngine.broadcast_in_dim",
+    ),
+    Case(
+        "lossy convert",
+        lambda w: ENG.convert(w.t, tfr.DType.BOOL),
+        tfr.ValidationError,
+        "CpuEngine.convert",
+    ),
+    Case(
+        "einsum dims differ",
+        lambda w: ENG.einsum("ij,jk->ik", w.t, w.t),
+        tfr.ValidationError,
+        "CpuEngine.einsum",
+    ),
+    Case(
+        "einsum unknown output index",
+        lambda w: ENG.einsum("ij->q", w.t),
+        tfr.ValidationError,
+        "CpuEngine.einsum",
+    ),
+    Case(
+        "dot_general duplicate axes",
+        lambda w: ENG.dot_general(w.t, w.m, contracting=((1, 1), (0, 0))),
+        tfr.ValidationError,
+        "CpuEngine.dot_general",
+    ),
+    Case(
+        "evaluate unsupported expression",
+        lambda w: ENG.evaluate("a.sum()", a=w.t),
+        tfr.ValidationError,
+        "CpuEngine.evaluate",
+    ),
+    Case(
+        "evaluate unknown name",
+        lambda w: ENG.evaluate("a + b", a=w.t),
+        tfr.ValidationError,
+        "CpuEngine.evaluate",
+    ),
+    Case(
+        "out of the wrong shape",
+        lambda w: ENG.add(w.t, w.t, out=w.m),
+        tfr.ValidationError,
+        "CpuEngine.add",
+    ),
+    Case(
+        "out while aliased",
+        lambda w: (lambda keep: ENG.add(w.m, w.m, out=w.m))(w.m.host_data()),
+        tfr.BorrowError,
+        "CpuEngine.add",
+    ),
+    Case(
+        "engine with zero threads",
+        lambda w: tfr.CpuEngine(threads=0),
+        tfr.ValidationError,
+        "CpuEngine",
+    ),
+    Case(
+        "reclaim a non-tensor",
+        lambda w: ENG.reclaim_buffer(3),
+        tfr.ValidationError,
+        "CpuEngine.reclaim_buffer",
+    ),
+    Case(
+        "reclaim an aliased tensor",
+        lambda w: (lambda keep: ENG.reclaim_buffer(w.t))(w.t.host_data()),
+        tfr.BorrowError,
+        "CpuEngine.reclaim_buffer",
+    ),
+    Case(
+        "concatenate mismatched shapes",
+        lambda w: ENG.concatenate([w.t, w.m], 0),
+        tfr.ValidationError,
+        "CpuEngine.concatenate",
+    ),
+    Case(
+        "moved tensor into the engine",
+        lambda w: ENG.add(w.moved, w.moved),
+        tfr.MovedTensorError,
+        "CpuEngine.add",
+    ),
+]
+
+GROUP_AND_DOMAIN_CASES = [
+    Case(
+        "take an out-of-range slot",
+        lambda w: _one_entry_group()[0].take_tensor(5),
+        tfr.GroupError,
+        "AllocationGroup.take_tensor",
+    ),
+    Case(
+        "read an out-of-range slot",
+        lambda w: _one_entry_group()[0].read_view(7),
+        tfr.GroupError,
+        "AllocationGroup.read_view",
+    ),
+    Case(
+        "group a non-tensor",
+        lambda w: tfr.AllocationGroup.from_tensors([w.t, 3]),
+        tfr.ValidationError,
+        "AllocationGroup.from_tensors",
+    ),
+    Case(
+        "group an aliased tensor",
+        lambda w: (lambda keep: tfr.AllocationGroup.from_tensors([w.m, w.t]))(w.t.host_data()),
+        tfr.BorrowError,
+        "AllocationGroup.from_tensors",
+    ),
+    Case(
+        "group a moved tensor",
+        lambda w: tfr.AllocationGroup.from_tensors([w.t, w.moved]),
+        tfr.MovedTensorError,
+        "AllocationGroup.from_tensors",
+    ),
+    Case(
+        "promote an aliased tensor",
+        lambda w: (lambda keep: w.t.promote())(w.t.host_data()),
+        tfr.BorrowError,
+        "Tensor.promote",
+    ),
+    Case(
+        "descriptor past the owner's end",
+        lambda w: (
+            lambda g: g[0].add_descriptor(
+                owner_of=g[1][0], dtype=tfr.DType.F64, shape=(10,), byte_offset=0
+            )
+        )(_one_entry_group()),
+        tfr.AccessError,
+        "AllocationGroup.add_descriptor",
+    ),
+    Case(
+        "domain allocate unsupported dtype",
+        lambda w: tfr.SharedMemoryDomain().allocate(np.uint8, (3,)),
+        tfr.ValidationError,
+        "SharedMemoryDomain.allocate",
+    ),
+    Case(
+        "domain allocate negative shape",
+        lambda w: tfr.SharedMemoryDomain().allocate(tfr.DType.F64, (-3,)),
+        tfr.ValidationError,
+        "SharedMemoryDomain.allocate",
+    ),
+    Case(
+        "share a plain host tensor",
+        lambda w: w.t.share_handle(),
+        tfr.RuntimeStateError,
+        "Tensor.share_handle",
+    ),
+    Case(
+        "attach after the owner closed the segment",
+        lambda w: tfr.SharedMemoryDomain.attach(_gone_handle()),
+        tfr.HostAccessError,
+        "SharedMemoryDomain.attach",
+    ),
+]
+
+
 def _check(case: Case) -> None:
     world = World.make()
     before = world.snapshot()
@@ -247,4 +468,14 @@ def _check(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CORE_CASES, ids=lambda c: c.name)
 def test_core_bad_input_raises_typed_error_and_changes_nothing(case: Case) -> None:
+    _check(case)
+
+
+@pytest.mark.parametrize("case", ENGINE_CASES, ids=lambda c: c.name)
+def test_engine_bad_input_raises_typed_error_and_changes_nothing(case: Case) -> None:
+    _check(case)
+
+
+@pytest.mark.parametrize("case", GROUP_AND_DOMAIN_CASES, ids=lambda c: c.name)
+def test_group_and_domain_bad_input_raises_typed_error_and_changes_nothing(case: Case) -> None:
     _check(case)
