@@ -130,6 +130,5 @@ def run(f: Facts) -> None:
     if os.path.isdir("/dev/shm"):
         f.check(
             "segment removed when the owner's tensor is dropped",
-            os.path.exists(f"/dev/shm/{name}"),
-            False,
+            not os.path.exists(f"/dev/shm/{name}"),
         )
