@@ -10,7 +10,7 @@ same rules as the elementwise operations (equal dtypes, weak literals, integer
 It then runs in one pass over memory into one pooled output. Two executors:
 
 * ``backend="tiled"`` (the default): the compiled program runs over
-  cache-sized tiles (32768 elements), each step a numpy ufunc writing into a
+  cache-sized tiles (65536 elements), each step a numpy ufunc writing into a
   small per-worker register (pooled scratch, reused for every tile) and the
   last step writing the output tile. Intermediates never exist at full size,
   and tiles are shared among the engine's worker threads (numpy releases the
@@ -49,8 +49,8 @@ Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
 OP = "CpuEngine.evaluate"
-#: Elements per tile: 32768 x 8 bytes = 256 KiB per register, inside L2.
-TILE = 32768
+#: Elements per tile: 65536 x 8 bytes = 512 KiB per register (measured best on 4M f64).
+TILE = 65536
 
 _FLOATING = frozenset({DType.F32, DType.F64, DType.C32, DType.C64})
 _NUMERIC = _FLOATING | {DType.I32, DType.I64}
@@ -121,7 +121,16 @@ _Node = _Const | _Val
 class _Program:
     """Straight-line code: instructions over inputs, temporaries and constants."""
 
-    __slots__ = ("dtype", "inputs", "instrs", "nex", "nex_names", "nregs", "reg_dtypes")
+    __slots__ = (
+        "dtype",
+        "inputs",
+        "instrs",
+        "nex",
+        "nex_names",
+        "nregs",
+        "reg_dtypes",
+        "slot_code",
+    )
 
     def __init__(self) -> None:
         # (kind, fn, args, dst); args are ("in", name) | ("reg", i) | ("const", v);
@@ -133,6 +142,7 @@ class _Program:
         self.dtype: DType = DType.F64
         self.nex: Any = None
         self.nex_names: list[str] = []
+        self.slot_code: tuple[list[tuple[Any, ...]], list[Any]] | None = None
 
 
 class _Compiler:
@@ -494,80 +504,103 @@ def _workers() -> ThreadPoolExecutor:
     return _executor
 
 
+def _slot_code(prog: _Program) -> tuple[list[tuple[Any, ...]], list[Any]]:
+    """The program with every argument as an index into one per-tile slot list.
+
+    Slots: the inputs (in ``prog.inputs`` order), the registers, the output tile,
+    then the constants. Built once per program (programs are cached).
+    """
+    code = prog.slot_code
+    if code is not None:
+        return code
+    nin = len(prog.inputs)
+    index = {name: i for i, name in enumerate(prog.inputs)}
+    out_slot = nin + prog.nregs
+    consts: list[Any] = []
+
+    def slot(ref: tuple[Any, ...]) -> int:
+        if ref[0] == "in":
+            return index[ref[1]]
+        if ref[0] == "reg":
+            return nin + int(ref[1])
+        if ref[0] == "out":
+            return out_slot
+        consts.append(ref[1])
+        return out_slot + len(consts)
+
+    instrs = [
+        (kind, fn, tuple(slot(a) for a in args), None if dst is None else slot(dst))
+        for kind, fn, args, dst in prog.instrs
+    ]
+    prog.slot_code = code = (instrs, consts)
+    return code
+
+
 def _run_tiles(
     prog: _Program,
     pool: Any,
-    inputs: dict[str, Array],
+    inputs: list[Array],
     out: Array,
     start: int,
     stop: int,
     flat_mode: bool,
 ) -> None:
     """Run the program over tiles [start, stop) (elements, or last-axis slabs)."""
-    regs_owners: list[Array] = []
+    instrs, consts = _slot_code(prog)
+    inner = 1 if flat_mode or not out.ndim else shape_size(out.shape[:-1])
+    tile = max(1, TILE // max(inner, 1))
+    span = min(tile, max(stop - start, 1))
+    regs: list[Array] = []
     try:
-        if flat_mode:
-            tile = TILE
-        else:
-            inner = shape_size(out.shape[:-1]) if out.ndim else 1
-            tile = max(1, TILE // max(inner, 1))
-        span = min(tile, max(stop - start, 1))
-        cap = span if flat_mode else span * (shape_size(out.shape[:-1]) if out.ndim else 1)
-        regs = []
         for npd in prog.reg_dtypes:
-            owner = pool.acquire(npd, max(cap, 1))
-            regs_owners.append(owner)
-            regs.append(owner)
-        instrs = prog.instrs
+            regs.append(pool.acquire(npd, max(span * inner, 1)))
         for s in range(start, stop, tile):
             e = min(s + tile, stop)
-            if flat_mode or not out.ndim:
-                view_in = {k: (v[s:e] if v.ndim else v) for k, v in inputs.items()}
-                out_t = out[s:e] if out.ndim else out
+            if not out.ndim:
+                slots = [*inputs]
+                out_t = out
+            elif flat_mode:
+                slots = [x[s:e] for x in inputs]
+                out_t = out[s:e]
             else:
-                view_in = {k: v[..., s:e] for k, v in inputs.items()}
+                slots = [x[..., s:e] for x in inputs]
                 out_t = out[..., s:e]
-            tshape = out_t.shape
-            m = shape_size(tshape)
-            reg_views = [
-                (r[:m] if len(tshape) == 1 else r[:m].reshape(tshape, order="F")) for r in regs
-            ]
+            m = out_t.size
+            if out_t.ndim == 1:
+                slots += [r[:m] for r in regs]
+            else:
+                slots += [r[:m].reshape(out_t.shape, order="F") for r in regs]
+            slots.append(out_t)
+            slots += consts
             for kind, fn, args, dst in instrs:
-                vals = [
-                    view_in[a[1]] if a[0] == "in" else reg_views[a[1]] if a[0] == "reg" else a[1]
-                    for a in args
-                ]
-                if kind == "nonzero":
-                    if not np.all(vals[0]):
+                # Every operand has the tile's shape (or is a scalar), so each step
+                # writes every element of its target; the last step writes the
+                # output tile, and the tiles cover the output exactly.
+                if kind == "ufunc":
+                    fn(*[slots[i] for i in args], out=slots[dst])
+                elif kind == "where":
+                    target = slots[dst]
+                    np.copyto(target, slots[args[2]])
+                    np.copyto(target, slots[args[1]], where=slots[args[0]])
+                elif kind == "copy":
+                    np.copyto(slots[dst], slots[args[0]])
+                elif kind == "nonzero":
+                    if not np.all(slots[args[0]]):
                         raise ValidationError(
                             OP,
                             "integer division by zero; integer / is floor division and has "
                             "no value for a zero divisor",
                             kind="DIVISION_BY_ZERO",
                         )
-                    continue
-                if kind == "nonneg":
-                    if np.any(np.less(vals[0], 0)):
-                        raise ValidationError(
-                            OP,
-                            "an integer cannot be raised to a negative power; convert to a "
-                            "float dtype first",
-                            kind="NEGATIVE_INTEGER_POWER",
-                        )
-                    continue
-                target = out_t if dst[0] == "out" else reg_views[dst[1]]
-                # Every operand has the tile's shape (or is a scalar), so each step
-                # writes every element of its target; the last step writes the
-                # output tile, and the tiles cover the output exactly.
-                if kind == "ufunc":
-                    fn(*vals, out=target)
-                elif kind == "where":
-                    np.copyto(target, vals[2])
-                    np.copyto(target, vals[1], where=vals[0])
-                else:  # copy
-                    np.copyto(target, vals[0])
+                elif np.any(np.less(slots[args[0]], 0)):  # nonneg
+                    raise ValidationError(
+                        OP,
+                        "an integer cannot be raised to a negative power; convert to a "
+                        "float dtype first",
+                        kind="NEGATIVE_INTEGER_POWER",
+                    )
     finally:
-        for owner in regs_owners:
+        for owner in regs:
             pool.recycle(owner, 0)
 
 
@@ -639,15 +672,17 @@ class FusionOps(EngineBase):
 
             return self.run(OP, shape, prog.dtype, nex_kernel, out, bufs, in_place_ok=True)
 
+        ordered = [arrays[name] for name in prog.inputs]
+
         def kernel(nd: Array) -> None:
             if compact:
-                flat_in = {k: v.reshape(-1, order="F") for k, v in arrays.items()}
+                flat_in = [v.reshape(-1, order="F") for v in ordered]
                 flat_out = nd.reshape(-1, order="F")
                 total = flat_out.shape[0]
                 _parallel(prog, pool, flat_in, flat_out, total, True, threads)
             else:
                 total = nd.shape[-1] if nd.ndim else 1
-                _parallel(prog, pool, arrays, nd, total, False, threads)
+                _parallel(prog, pool, ordered, nd, total, False, threads)
 
         # In place (out= also an operand) is safe when the last step is one ufunc: a
         # tile's earlier steps only write registers, and a ufunc reads each element
@@ -659,7 +694,7 @@ class FusionOps(EngineBase):
 def _parallel(
     prog: _Program,
     pool: Any,
-    inputs: dict[str, Array],
+    inputs: list[Array],
     out: Array,
     total: int,
     flat_mode: bool,
