@@ -241,3 +241,49 @@ def test_concurrent_threads_never_get_the_same_buffer_twice() -> None:
     stats = pool.cache_stats()
     assert stats.hits + stats.misses == 4 * 300 * 3
     assert pool.stats().buffers == stats.misses
+
+
+def test_small_releases_wait_in_the_lane_but_stats_always_see_them() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, 3, 5)
+    assert len(pool._lane) == 2
+    assert pool.stats() == BufferPoolStats(2, 64)
+    assert len(pool._lane) == 0
+
+
+def test_the_lane_hands_the_newest_exact_fit_straight_back() -> None:
+    pool = BufferPool(MIB)
+    a = pool.acquire(F64, 16)
+    addr = a.ctypes.data
+    pool.recycle(a, 0)
+    del a
+    b = pool.acquire(F64, 16)
+    assert b.ctypes.data == addr
+    stats = pool.cache_stats()
+    assert (stats.hits, stats.misses, stats.recycled) == (1, 1, 1)
+
+
+def test_a_lane_buffer_of_another_size_still_serves_best_fit() -> None:
+    pool = BufferPool(MIB)
+    (big,) = filled(pool, 32)
+    assert pool.acquire(F64, 20).ctypes.data == big
+
+
+def test_many_small_releases_drain_the_lane_without_an_acquire() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, *range(1, 30))
+    assert len(pool._lane) <= 9
+
+
+def test_a_zero_cap_keeps_no_buffer_in_the_lane() -> None:
+    pool = BufferPool(0)
+    pool.recycle(np.empty(4), 0)
+    assert len(pool._lane) == 0
+    assert pool.cache_stats().evictions == 1
+
+
+def test_buffers_above_the_lane_size_are_retained_at_once() -> None:
+    pool = BufferPool(100 * MIB)
+    pool.recycle(np.empty((2 * MIB) // 8), 0)
+    assert len(pool._lane) == 0
+    assert pool._bytes == 2 * MIB
