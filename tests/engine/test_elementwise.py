@@ -306,3 +306,12 @@ def test_rank0_tensors_work(eng: tfr.CpuEngine) -> None:
     s = tfr.Tensor.from_vec_col_major((), np.array([3.0]))
     out = eng.mul(s, s)
     assert out.shape == () and out.host_data().tolist() == [9.0]
+
+
+def test_group_backed_host_tensors_are_read_in_place(eng: tfr.CpuEngine) -> None:
+    promoted = t_([1.0, 2.0]).promote()
+    assert promoted.is_group_backed
+    assert eng.add(promoted, promoted).to_numpy().tolist() == [2.0, 4.0]
+    assert eng.matmul(
+        tfr.from_numpy(np.ones((1, 2), order="F")), eng.reshape(promoted, (2, 1))
+    ).to_numpy().tolist() == [[3.0]]

@@ -333,3 +333,16 @@ def test_the_tensor_operators_recycle_into_the_default_engine(ab: tuple, addr: A
         # The last buffer back (c's) is the first handed out again.
         assert addr(a @ b) == p
         assert eng.buffer_pool_cache_stats().recycled >= 2
+
+
+def test_reclaim_buffer_refuses_a_group_backed_tensor(eng: tfr.CpuEngine, ab: tuple) -> None:
+    promoted = eng.matmul(*ab).promote()
+    with pytest.raises(tfr.RuntimeStateError) as err:
+        eng.reclaim_buffer(promoted)
+    assert err.value.kind == "GROUP_BACKED"
+    assert not promoted.is_moved
+
+
+def test_reclaim_buffer_refuses_a_non_tensor(eng: tfr.CpuEngine) -> None:
+    with pytest.raises(tfr.ValidationError):
+        eng.reclaim_buffer(np.ones(3))  # type: ignore[arg-type]

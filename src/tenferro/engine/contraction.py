@@ -128,6 +128,18 @@ def _blasable(x: Array) -> bool:
     return s_r == isz and s_c >= r * isz and s_c % isz == 0
 
 
+def _grouped_view(t: Array, shape: Shape) -> Array | None:
+    """``t`` reshaped column-major to ``shape`` and transposed, if that needs no copy."""
+    try:
+        g: Array = np.reshape(t, shape, order="F", copy=False).T
+    except ValueError:
+        return None  # the axes cannot be grouped without a copy
+    except TypeError:  # pragma: no cover - numpy 2.0 has no copy= on reshape
+        r = t.reshape(shape, order="F")
+        return r.T if r.size == 0 or np.may_share_memory(r, t) else None
+    return g
+
+
 class _Scratch:
     """Pooled scratch buffers of one kernel call, all given back at the end."""
 
@@ -142,10 +154,7 @@ class _Scratch:
         ``[m, k, bt]``) array np.matmul wants: a view when strides allow, else a
         transposition into a pooled scratch buffer."""
         t = arr.transpose(perm)
-        try:
-            g = np.reshape(t, (m, k, bt), order="F", copy=False).T
-        except ValueError:
-            g = None
+        g = _grouped_view(t, (m, k, bt))
         if g is not None and _blasable(g):
             return g
         size = m * k * bt
