@@ -35,11 +35,19 @@ R = TypeVar("R")
 Shape = tuple[int, ...]
 
 
-def _eng() -> Any:
-    # Resolved on first use so the storage layer does not import the engine.
-    from .engine import default_engine
+_default_engine: Any = None
 
-    return default_engine()
+
+def _eng() -> Any:
+    # Resolved on first use so the storage layer does not import the engine; cached
+    # because an import statement per operator call costs as much as a small add.
+    global _default_engine
+    get = _default_engine
+    if get is None:
+        from .engine import default_engine as get
+
+        _default_engine = get
+    return get()
 
 
 class Tensor:

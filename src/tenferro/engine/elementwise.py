@@ -127,6 +127,11 @@ def weak_scalar(value: Any, dt: DType, op: str) -> Any:
     tensor, complex with a real one), an integer out of the dtype's range, and a
     finite number that overflows the dtype.
     """
+    vt = type(value)
+    if vt is float and (dt is DType.F64 or dt is DType.C64):
+        return value  # exact: numpy reads a Python float as float64
+    if vt is int and dt is DType.I64 and -(2**63) <= value < 2**63:
+        return value  # exact, and numpy reads a Python int weakly as the tensor's int64
     rank = _scalar_rank(value)
     if rank > _RANK[dt]:
         kind = ("bool", "int", "float", "complex")[rank]
@@ -230,6 +235,19 @@ def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -
                     t._st = HostBuffer(owner, flat, self._recycler)
                     t._moved = None
                     return t
+        elif out is None:
+            # One plain host tensor and a Python float or int (operators like
+            # `t * 2.0`, `1 - t`): the scalar is converted once, weakly.
+            ca = a.__class__
+            cb = b.__class__
+            if ca is Tensor and (cb is float or cb is int):
+                r = self._fast_scalar(spec, ufunc, fast, a, b, False)
+                if r is not None:
+                    return r
+            elif cb is Tensor and (ca is float or ca is int):
+                r = self._fast_scalar(spec, ufunc, fast, b, a, True)
+                if r is not None:
+                    return r
         return self._binary(spec, a, b, out)
 
     method.__name__ = spec.name
@@ -243,6 +261,39 @@ class ElementwiseOps(EngineBase):
     """Elementwise methods of `CpuEngine` (mixed in; see the module docstring)."""
 
     __slots__ = ()
+
+    def _fast_scalar(
+        self,
+        spec: _Spec,
+        ufunc: Any,
+        fast: tuple[DType, ...],
+        t: Tensor,
+        value: Any,
+        scalar_first: bool,
+    ) -> Tensor | None:
+        """A plain host tensor with a Python scalar, or None for the general path."""
+        st = t._st
+        dt = t._dtype
+        if st.__class__ is not HostBuffer or st.exclusive is not None or dt not in fast:
+            return None
+        scalar = weak_scalar(value, dt, spec.op)
+        fa = st.flat
+        n = len(fa)
+        pool = self._pool
+        owner = pool.acquire(fa.dtype, n)
+        flat = owner if len(owner) == n else owner[:n]
+        try:
+            # The tensor holds exactly n elements and the scalar broadcasts: the
+            # ufunc writes all n elements of flat.
+            if scalar_first:
+                ufunc(scalar, fa, flat)
+            else:
+                ufunc(fa, scalar, flat)
+        except BaseException:
+            del flat
+            pool.recycle(owner, 0)
+            raise
+        return self.wrap(t._shape, dt, owner, flat)
 
     # -- general paths ---------------------------------------------------------------------
     def _binary(self, spec: _Spec, a: Any, b: Any, out: Any) -> Tensor:
