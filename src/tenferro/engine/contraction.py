@@ -420,8 +420,11 @@ def _plan_einsum(terms: list[str], out: str, sizes: dict[str, int]) -> _EinsumPl
         contracted = [ch for ch in shared if ch not in rest]
         fa = [ch for ch in la if ch not in lb]
         fb = [ch for ch in lb if ch not in la]
-        if not contracted and batch:
-            # Hadamard-like (no summed index): a broadcast product, not a GEMM.
+        size_fa = shape_size([sizes[ch] for ch in fa])
+        size_fb = shape_size([sizes[ch] for ch in fb])
+        if batch and (not contracted or (size_fa == 1 and size_fb == 1)):
+            # Hadamard-like (no summed index), or one dot product per batch entry:
+            # np.einsum's product loops, not a GEMM per batch entry.
             res = out if last else "".join(fa + fb + batch)
             dst = -1 if last else next_slot
             steps.append(

@@ -373,7 +373,6 @@ def _allocate(comp: _Compiler, dtype: DType) -> _Program:
                 last_use[a[1]] = i
     reg_of: dict[int, int] = {}
     free: dict[np.dtype[Any], list[int]] = {}
-    final = len(code) - 1
     # The last value-producing instruction writes the output.
     result_index = max(i for i, c in enumerate(code) if c[0] not in ("nonzero", "nonneg"))
     for i, (kind, fn, args, dt) in enumerate(code):
@@ -404,7 +403,6 @@ def _allocate(comp: _Compiler, dtype: DType) -> _Program:
         # `where` writes its target in two passes: its inputs are freed only now.
         for r in dying:
             free.setdefault(prog.reg_dtypes[r], []).append(r)
-    del final
     prog.nregs = len(prog.reg_dtypes)
     return prog
 
