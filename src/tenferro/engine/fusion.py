@@ -722,11 +722,18 @@ def _parallel(
         _run_tiles(prog, pool, inputs, out, bounds[0], bounds[1], flat_mode)
     except BaseException as exc:
         error = exc
+    # INVARIANT: every worker has stopped writing into `out` before this returns or
+    # raises (the caller may give the buffer back to the pool), even when the wait
+    # itself is interrupted (Ctrl-C): then it waits again.
     for f in futures:
-        try:
-            f.result()
-        except BaseException as exc:
-            if error is None:
-                error = exc
+        while True:
+            try:
+                failure = f.exception()
+                break
+            except BaseException as interrupt:
+                if error is None:
+                    error = interrupt
+        if failure is not None and error is None:
+            error = failure
     if error is not None:
         raise error
