@@ -136,11 +136,15 @@ def _plot(results: Sequence[Any], path: str) -> None:
         if r.group.startswith("sweep"):
             groups.setdefault(r.group, []).append(r)
     targets = [(r.name, t, ratio) for r in results for t, ratio, _ in r.target_results()]
-    ncols = len(groups) + (1 if targets else 0)
-    if ncols == 0:
+    if not groups and not targets:
         raise CliError("nothing to plot: the selected benchmarks produced no sweep or target")
-    fig, axes = plt.subplots(1, ncols, figsize=(6 * ncols, 4.5), squeeze=False)
-    for ax, (group, rs) in zip(axes[0], sorted(groups.items()), strict=False):
+    # Sweeps side by side on top; the target ratios below, full width (long labels).
+    ncols = max(len(groups), 1)
+    nrows = (1 if groups else 0) + (1 if targets else 0)
+    fig = plt.figure(figsize=(6.5 * ncols, 4.5 * nrows + 0.25 * len(targets)))
+    grid = fig.add_gridspec(nrows, ncols)
+    for col, (group, rs) in enumerate(sorted(groups.items())):
+        ax = fig.add_subplot(grid[0, col])
         rs = sorted(rs, key=lambda r: r.size)
         for contender in rs[0].medians:
             ax.plot(
@@ -157,21 +161,21 @@ def _plot(results: Sequence[Any], path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     if targets:
-        ax = axes[0][-1]
-        labels = [f"{name}\n{t.contender}/{t.baseline}" for name, t, _ in targets]
+        ax = fig.add_subplot(grid[nrows - 1, :])
+        labels = [f"{name}: {t.contender}/{t.baseline}" for name, t, _ in targets]
         ratios = [ratio for _, _, ratio in targets]
         limits = [t.max_ratio for _, t, _ in targets]
-        ys = range(len(targets))
+        ys = list(range(len(targets)))
         colors = [
             "tab:green" if r <= lim else "tab:red" for r, lim in zip(ratios, limits, strict=True)
         ]
-        ax.barh(list(ys), ratios, color=colors)
-        ax.scatter(limits, list(ys), marker="|", s=400, color="black", label="target")
-        ax.set_yticks(list(ys), labels, fontsize=7)
+        ax.barh(ys, ratios, color=colors)
+        ax.scatter(limits, ys, marker="|", s=300, color="black", label="target (at most)")
+        ax.set_yticks(ys, labels, fontsize=8)
         ax.set_xscale("log")
-        ax.set_xlabel("time ratio (tenferro / baseline), lower is better")
+        ax.set_xlabel("time ratio, tenferro / baseline (lower is better; green: target met)")
         ax.set_title("targets")
-        ax.legend()
+        ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

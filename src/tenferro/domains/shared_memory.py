@@ -234,8 +234,9 @@ class SharedMemoryDomain:
 
     ``allocate(dtype, shape)`` makes a tensor in a new segment (zero-filled by the
     operating system; treat it as uninitialised). Every allocation shares this
-    domain's ``id()`` and gets a fresh allocation id. Pass the domain to
-    ``CpuEngine(allocation_domain=...)`` to place engine outputs in shared memory.
+    domain's ``id()`` and gets a fresh allocation id. ``copy_from(t)`` copies a host
+    tensor in (a named copy); ``CpuEngine(allocation_domain=...)`` keeps the result
+    of ``to_contiguous`` on a domain tensor in the domain.
     """
 
     __slots__ = ("__weakref__", "_id", "_ids")
@@ -401,7 +402,7 @@ def share_handle(t: Tensor) -> ShareHandle:
             op,
             f"the tensor lives in {t.placement.memory_kind.name} memory, not in a "
             "SharedMemoryDomain; copy it in with SharedMemoryDomain().copy_from(t) (a named "
-            "copy) or compute it on CpuEngine(allocation_domain=SharedMemoryDomain())",
+            "copy) and share that tensor",
             kind="NOT_SHARED_MEMORY",
         )
     st: GroupTensorRef = t._st
