@@ -3,11 +3,11 @@
 A domain is an owner of allocations that all share one `AllocationDomainId`.
 An engine built with ``CpuEngine(allocation_domain=d)`` asks ``d`` for the output of
 ``to_contiguous`` on a tensor of that domain, so the copy stays in the domain (as
-upstream does); every other output still comes from the engine's host pool. Tensors a domain allocates carry an identity
-(``allocation_domain == d.id()``, a fresh ``allocation_id`` each) and the
-domain's memory kind; they are never read implicitly: ``host_data()`` refuses
-them, while ``map_read()`` / ``with_host_read`` go through the provider's
-mapping when it has one.
+upstream does); every other output still comes from the engine's host pool.
+Tensors a domain allocates carry an identity (``allocation_domain == d.id()``,
+a fresh ``allocation_id`` each) and the domain's memory kind; they are never
+read implicitly: ``host_data()`` refuses them, while ``map_read()`` /
+``with_host_read`` go through the provider's mapping when it has one.
 """
 
 from __future__ import annotations
