@@ -21,6 +21,7 @@ __all__ = [
     "normalize_perm",
     "normalize_shape",
     "shape_size",
+    "strict_index",
 ]
 
 Shape = tuple[int, ...]
@@ -53,15 +54,8 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
             ) from None
     dims: list[int] = []
     for d in shape:
-        if isinstance(d, bool):
-            raise ValidationError(
-                op,
-                f"shape entries must be ints, got {d!r} in {tuple(shape)!r}",
-                kind="INVALID_SHAPE",
-                shape=tuple(shape),
-            )
         try:
-            n = operator.index(d)
+            n = strict_index(d)
         except TypeError:
             raise ValidationError(
                 op,
@@ -146,7 +140,7 @@ def element_interval(
 def normalize_perm(perm: Any, ndim: int, op: str) -> Shape:
     """Validate a permutation of ``range(ndim)``."""
     try:
-        p = tuple(_axis_number(x) for x in perm)
+        p = tuple(strict_index(x) for x in perm)
     except TypeError:
         raise ValidationError(
             op,
@@ -198,7 +192,11 @@ def normalize_axes(axes: Any, ndim: int, op: str) -> Shape:
     return tuple(out)
 
 
-def _axis_number(x: Any) -> int:
-    if isinstance(x, bool):  # True/False are refused like any other non-int
-        raise TypeError("bool is not an axis number")
+def strict_index(x: Any) -> int:
+    """``operator.index(x)``, except that a bool is refused too (`TypeError`).
+
+    True and False are never taken for axis numbers, sizes or indices.
+    """
+    if isinstance(x, bool):
+        raise TypeError("bool is not an integer index")
     return operator.index(x)

@@ -21,7 +21,6 @@ into pooled buffers. Intermediates go back to the pool as soon as consumed.
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +29,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
-from ..layout import shape_size
+from ..layout import shape_size, strict_index
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, operand
@@ -77,10 +76,8 @@ def _axes(op: str, axes: Any, ndim: int, what: str) -> tuple[int, ...]:
         ) from None
     out = []
     for ax in items:
-        if isinstance(ax, bool):
-            raise ValidationError(op, f"{what}: axis {ax!r} is not an int", kind="INVALID_AXES")
         try:
-            i = operator.index(ax)
+            i = strict_index(ax)
         except TypeError:
             raise ValidationError(
                 op, f"{what}: axis {ax!r} is not an int", kind="INVALID_AXES"

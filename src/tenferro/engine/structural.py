@@ -28,7 +28,7 @@ import numpy as np
 from ..copies import record_copy
 from ..dtype import DType, as_dtype
 from ..errors import RuntimeStateError, ValidationError
-from ..layout import normalize_perm, normalize_shape, shape_size
+from ..layout import normalize_perm, normalize_shape, shape_size, strict_index
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, check_out, operand
@@ -40,10 +40,8 @@ Array = np.ndarray[Any, Any]
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
-    if isinstance(axis, bool):
-        raise ValidationError(op, f"axis must be an int, got {axis!r}", kind="INVALID_AXES")
     try:
-        i = operator.index(axis)
+        i = strict_index(axis)
     except TypeError:
         raise ValidationError(
             op, f"axis must be an int, got {axis!r}", kind="INVALID_AXES"
@@ -60,10 +58,8 @@ def _axis(op: str, axis: Any, ndim: int) -> int:
 
 
 def _int(op: str, value: Any, what: str) -> int:
-    if isinstance(value, bool):
-        raise ValidationError(op, f"{what} must be an int, got {value!r}", kind="INVALID_ARGUMENT")
     try:
-        return operator.index(value)
+        return strict_index(value)
     except TypeError:
         raise ValidationError(
             op, f"{what} must be an int, got {value!r}", kind="INVALID_ARGUMENT"

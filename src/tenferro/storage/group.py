@@ -30,7 +30,7 @@ import numpy as np
 from ..copies import record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import GroupError, HostAccessError, ReinterpretError, ValidationError
-from ..layout import col_major_strides, normalize_shape, shape_size
+from ..layout import col_major_strides, normalize_shape, shape_size, strict_index
 from ..placement import Placement
 from ..tensor import Tensor, _release_host_buffer
 from ..view import TensorView
@@ -67,15 +67,14 @@ class DescriptorSlot:
     index: int
 
     def __post_init__(self) -> None:
-        raw: object = self.index
         try:
-            index = -1 if isinstance(raw, bool) else operator.index(raw)  # type: ignore[arg-type]
+            index = strict_index(self.index)
         except TypeError:
             index = -1
         if index < 0:
             raise ValidationError(
                 "DescriptorSlot",
-                f"a slot index must be an int >= 0, got {raw!r}",
+                f"a slot index must be an int >= 0, got {self.index!r}",
                 kind="INVALID_SLOT",
             )
         object.__setattr__(self, "index", index)  # normalise numpy integers to int
