@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, NoReturn, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -275,22 +275,37 @@ def _span_view(arr: Array, span: RootBoundSpan, dtype: DType) -> Array:
     return piece.view(dtype.numpy)
 
 
-class HostAllocation(BackendAllocationBase):
-    """A host root: one `HostBuffer` holding ``dtype`` elements (one per dtype in Rust).
+_Buffer = TypeVar("_Buffer")
 
-    The buffer keeps its recycler: an engine output promoted into a group still
-    goes back to its pool when the owner is dropped.
-    """
+
+class _BufferRoot(BackendAllocationBase, Generic[_Buffer]):
+    """A root over one buffer of ``dtype`` elements that covers ``extent``."""
 
     __slots__ = ("buffer", "dtype", "extent")
 
-    def __init__(self, extent: RootResourceExtent, dtype: DType, buffer: HostBuffer) -> None:
+    def __init__(self, extent: RootResourceExtent, dtype: DType, buffer: _Buffer) -> None:
         self.extent = extent
         self.dtype = dtype
         self.buffer = buffer
 
     def root_extent(self) -> RootResourceExtent:
         return self.extent
+
+    def _bind(self, op: str, span: RootBoundSpan, dtype: DType) -> RootBoundSpan:
+        """Check that ``span`` lies in this root and may be read as ``dtype``."""
+        return validate_span(
+            self.extent, span.byte_offset, span.byte_len, dtype, root_dtype=self.dtype, op=op
+        )
+
+
+class HostAllocation(_BufferRoot[HostBuffer]):
+    """A host root: one `HostBuffer` holding ``dtype`` elements (one per dtype in Rust).
+
+    The buffer keeps its recycler: an engine output promoted into a group still
+    goes back to its pool when the owner is dropped.
+    """
+
+    __slots__ = ()
 
     def provider_kind(self) -> ProviderKind:
         return CPU
@@ -301,9 +316,7 @@ class HostAllocation(BackendAllocationBase):
     def map_read(self, span: RootBoundSpan, dtype: DType) -> Array:
         """A read-only alias of the span (a counted borrow of the buffer)."""
         op = "HostAllocation.map_read"
-        span = validate_span(
-            self.extent, span.byte_offset, span.byte_len, dtype, root_dtype=self.dtype, op=op
-        )
+        span = self._bind(op, span, dtype)
         self.buffer.check_shared(op)
         root = self.buffer.read_root()
         return _span_view(root, span, dtype)
@@ -323,18 +336,10 @@ class HostAllocation(BackendAllocationBase):
         )
 
 
-class BackendStorageAllocation(BackendAllocationBase):
+class BackendStorageAllocation(_BufferRoot[BackendStorage]):
     """A root over a provider buffer imported by `import_backend_buffer`."""
 
-    __slots__ = ("buffer", "dtype", "extent")
-
-    def __init__(self, extent: RootResourceExtent, dtype: DType, buffer: BackendStorage) -> None:
-        self.extent = extent
-        self.dtype = dtype
-        self.buffer = buffer
-
-    def root_extent(self) -> RootResourceExtent:
-        return self.extent
+    __slots__ = ()
 
     def provider_kind(self) -> ProviderKind:
         family = self.buffer.backend_family()
@@ -346,9 +351,7 @@ class BackendStorageAllocation(BackendAllocationBase):
         return result if isinstance(result, ProviderCapabilities) else ProviderCapabilities.none()
 
     def _mapped(self, op: str, span: RootBoundSpan, dtype: DType, write: bool) -> Array:
-        span = validate_span(
-            self.extent, span.byte_offset, span.byte_len, dtype, root_dtype=self.dtype, op=op
-        )
+        span = self._bind(op, span, dtype)
         try:
             arr = self.buffer.map_write() if write else self.buffer.map_read()
         except TenferroError:
