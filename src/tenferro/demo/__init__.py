@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import TenferroError
+
 __all__ = ["DemoFailure", "Facts", "run_demo"]
 
 
@@ -44,18 +46,19 @@ class Facts:
         return value
 
 
-def _sections() -> list[Callable[[Facts], None]]:
-    from . import storage
+def refusal(fn: Callable[[], Any]) -> str:
+    """The message of the `TenferroError` that ``fn()`` raises, or ``"no error"``."""
+    try:
+        fn()
+    except TenferroError as exc:
+        return str(exc)
+    return "no error"
 
-    sections: list[Callable[[Facts], None]] = [storage.run]
-    # Later sections register here as they exist (engine, groups, domains).
-    for name in ("engine", "groups", "domains"):
-        try:
-            module = __import__(f"{__name__}.{name}", fromlist=["run"])
-        except ModuleNotFoundError:
-            continue
-        sections.append(module.run)
-    return sections
+
+def _sections() -> list[Callable[[Facts], None]]:
+    from . import domains, engine, groups, storage  # imported late: they import Facts
+
+    return [storage.run, engine.run, groups.run, domains.run]
 
 
 def run_demo(out: Callable[[str], None] = print) -> Facts:

@@ -9,26 +9,15 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from ..copies import copy_stats
 from ..domains import SharedMemoryDomain, _children
-from ..errors import TenferroError
 from ..placement import MemoryKind, Placement
 from ..storage.identity import AllocationId
 from ..tensor import Tensor
-from . import Facts
-
-
-def _refusal(fn: Callable[[], Any]) -> str:
-    try:
-        fn()
-    except TenferroError as exc:
-        return str(exc)
-    return "no error"
+from . import Facts, refusal
 
 
 def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
@@ -50,18 +39,18 @@ def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:
     refused = "CPU backend received backend buffer; download to host before CPU execution"
     f.check(
         "domain engine add -> Err",
-        _refusal(lambda: eng.add(t, t)).split(" (")[0],
+        refusal(lambda: eng.add(t, t)).split(" (")[0],
         f"CpuEngine.add: {refused}",
     )
     plain = CpuEngine()
     f.check(
         "plain engine to_contiguous -> Err",
-        _refusal(lambda: plain.to_contiguous(t)).split(";")[0],
+        refusal(lambda: plain.to_contiguous(t)).split(";")[0],
         "CpuEngine.to_contiguous: CPU backend requires source host placement, got SHARED_HOST",
     )
     f.check(
         "plain engine add -> Err",
-        _refusal(lambda: plain.add(t, t)).split(" (")[0],
+        refusal(lambda: plain.add(t, t)).split(" (")[0],
         f"CpuEngine.add: {refused}",
     )
 
@@ -104,7 +93,7 @@ def run(f: Facts) -> None:
     f.check("placement", t.placement, Placement(MemoryKind.SHARED_HOST, None, None))
     f.check(
         "host_data -> Err",
-        _refusal(t.host_data),
+        refusal(t.host_data),
         "Tensor.host_data: backend storage cannot be borrowed as host data; download "
         "explicitly first",
     )

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..errors import TenferroError
 from ..placement import HOST_PLACEMENT
 from ..storage.group import AllocationGroup, DescriptorSlot
 from ..tensor import Tensor
-from . import Facts
+from . import Facts, refusal
 
 
 def _addr(a: np.ndarray[Any, Any]) -> int:
     return int(a.ctypes.data)
-
-
-def _refusal(fn: Callable[[], Any]) -> str:
-    try:
-        fn()
-    except TenferroError as exc:
-        return str(exc)
-    return "no error"
 
 
 def run(f: Facts) -> None:
@@ -41,7 +31,7 @@ def run(f: Facts) -> None:
     f.check("take_tensor same buffer", _addr(taken.host_data()) == address)
     f.check(
         "taken tensor into_host -> Err",
-        _refusal(taken.into_host).split(";")[0],
+        refusal(taken.into_host).split(";")[0],
         "Tensor.into_host: the tensor is group-backed rather than plain host storage",
     )
     f.check("taken tensor still usable", taken.host_data().tolist(), [1.0, 2.0, 3.0])
@@ -50,7 +40,7 @@ def run(f: Facts) -> None:
     )
     f.check(
         "second take -> Err",
-        _refusal(lambda: group.take_tensor(slots[0])),
+        refusal(lambda: group.take_tensor(slots[0])),
         "AllocationGroup.take_tensor: descriptor slot 0 is vacant",
     )
     f.check(
@@ -83,6 +73,6 @@ def run(f: Facts) -> None:
     f.check("owners, descriptors", (shared.allocation_count, shared.descriptor_count), (1, 2))
     f.check(
         "take of a shared owner -> Err",
-        _refusal(lambda: shared.take_tensor(whole)).split(";")[0],
+        refusal(lambda: shared.take_tensor(whole)).split(";")[0],
         "AllocationGroup.take_tensor: descriptor slot 0 shares its owner with slot(s) [1]",
     )
