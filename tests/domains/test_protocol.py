@@ -12,48 +12,11 @@ import numpy as np
 import pytest
 
 import tenferro as tfr
+from provider_fakes import MANAGED, FakeBuffer
 from tenferro.domains.base import tensor_from_backend_buffer
 from tenferro.dtype import as_dtype
 from tenferro.layout import shape_size
 from tenferro.storage.identity import AllocationIdCounter
-from tenferro.storage.root import BackendStorageBase
-
-MANAGED = tfr.Placement(tfr.MemoryKind.MANAGED)
-
-
-class FakeBuffer(BackendStorageBase):
-    def __init__(self, domain: Any, local: tfr.AllocationId, n: int, dtype: Any, mappable: bool):
-        self.domain = domain
-        self._local = local
-        self.data = np.zeros(n, dtype=dtype)
-        self.mappable = mappable
-
-    def allocation_domain(self) -> tfr.AllocationDomainId:
-        return self.domain.id()
-
-    def allocation_id(self) -> tfr.AllocationId:
-        return self._local
-
-    def backend_family(self) -> str:
-        return "fake"
-
-    def len(self) -> int:
-        return int(self.data.shape[0])
-
-    def placement(self) -> tfr.Placement:
-        return MANAGED
-
-    def map_read(self) -> np.ndarray:
-        if not self.mappable:
-            return super().map_read()
-        view = self.data.view()
-        view.flags.writeable = False
-        return view
-
-    def map_write(self) -> np.ndarray:
-        if not self.mappable:
-            return super().map_write()
-        return self.data
 
 
 class FakeDomain:
@@ -69,7 +32,8 @@ class FakeDomain:
     def allocate(self, dtype: Any, shape: Any) -> tfr.Tensor:
         dt = as_dtype(dtype)
         n = shape_size(shape)
-        buf = FakeBuffer(self, self._ids.next(), n, dt.numpy, self.mappable)
+        data = np.zeros(n, dtype=dt.numpy)
+        buf = FakeBuffer(data, self._id, self._ids.next(), mappable=self.mappable, domain=self)
         return tensor_from_backend_buffer(buf, dt, shape)
 
 
@@ -118,7 +82,7 @@ def test_domain_tensor_is_group_backed() -> None:
 
 def test_buffer_of_the_wrong_length_is_refused() -> None:
     d = FakeDomain()
-    buf = FakeBuffer(d, tfr.AllocationId(9), 3, np.float64, True)
+    buf = FakeBuffer(np.zeros(3), d.id(), tfr.AllocationId(9), domain=d)
     with pytest.raises(tfr.ValidationError) as err:
         tensor_from_backend_buffer(buf, tfr.DType.F64, (2, 2))
     assert err.value.kind == "LENGTH_MISMATCH"

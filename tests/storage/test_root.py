@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import copy
 import pickle
-from typing import Any
 
 import numpy as np
 import pytest
 
 import tenferro as tfr
+from provider_fakes import FakeBuffer
 from tenferro.storage.diagnostics import StorageOperation, StorageOperationContext
 from tenferro.storage.host import HostBuffer
 from tenferro.storage.identity import AllocationKey
@@ -27,52 +27,6 @@ from tenferro.storage.root import (
 from tenferro.storage.span import RootResourceExtent
 
 D, A = tfr.AllocationDomainId, tfr.AllocationId
-FAKE_DOMAIN, FAKE_ID = D(900), A(1)
-
-
-class Buffer(BackendStorageBase):
-    """A provider buffer backed by a numpy array (like upstream's fake domain)."""
-
-    def __init__(
-        self,
-        data: np.ndarray,
-        domain: Any = FAKE_DOMAIN,
-        local: Any = FAKE_ID,
-        mapped: np.ndarray | None = None,
-        mappable: bool = True,
-    ) -> None:
-        self.data = data
-        self._domain = domain
-        self._local = local
-        self.mapped = data if mapped is None else mapped
-        self.mappable = mappable
-
-    def allocation_domain(self) -> Any:
-        return self._domain
-
-    def allocation_id(self) -> Any:
-        return self._local
-
-    def backend_family(self) -> str:
-        return "fake"
-
-    def len(self) -> int:
-        return int(self.data.shape[0])
-
-    def placement(self) -> tfr.Placement:
-        return tfr.Placement(tfr.MemoryKind.MANAGED)
-
-    def map_read(self) -> np.ndarray:
-        if not self.mappable:
-            return super().map_read()
-        view = self.mapped.view()
-        view.flags.writeable = False
-        return view
-
-    def map_write(self) -> np.ndarray:
-        if not self.mappable:
-            return super().map_write()
-        return self.mapped
 
 
 def host_owner(n: int = 4) -> OwnedStorage:
@@ -136,13 +90,13 @@ def test_host_root_map_write_points_at_exclusive_borrows() -> None:
 
 # -- provider imports -----------------------------------------------------------------------
 def test_import_backend_buffer_takes_the_providers_identity() -> None:
-    owner = import_backend_buffer(Buffer(np.zeros(3)), tfr.DType.F64)
+    owner = import_backend_buffer(FakeBuffer(np.zeros(3)), tfr.DType.F64)
     assert owner.key == AllocationKey(D(900), A(1))
 
 
 def test_import_backend_buffer_without_a_domain_is_missing_allocation_identity() -> None:
     with pytest.raises(tfr.RootImportError) as err:
-        import_backend_buffer(Buffer(np.zeros(3), domain=None), tfr.DType.F64)
+        import_backend_buffer(FakeBuffer(np.zeros(3), domain_id=None), tfr.DType.F64)
     assert (err.value.kind, err.value.backend, err.value.field) == (
         "MISSING_ALLOCATION_IDENTITY",
         "fake",
@@ -152,13 +106,13 @@ def test_import_backend_buffer_without_a_domain_is_missing_allocation_identity()
 
 def test_import_backend_buffer_without_an_id_is_missing_allocation_identity() -> None:
     with pytest.raises(tfr.RootImportError) as err:
-        import_backend_buffer(Buffer(np.zeros(3), local=None), tfr.DType.F64)
+        import_backend_buffer(FakeBuffer(np.zeros(3), local=None), tfr.DType.F64)
     assert err.value.field == "allocation id"
 
 
 def test_import_error_carries_the_operation_and_the_requested_identity() -> None:
     with pytest.raises(tfr.RootImportError) as err:
-        import_backend_buffer(Buffer(np.zeros(3), local=None), tfr.DType.F64)
+        import_backend_buffer(FakeBuffer(np.zeros(3), local=None), tfr.DType.F64)
     ctx = err.value.context
     assert isinstance(ctx, StorageOperationContext)
     assert (ctx.operation, ctx.requested.range.length) == (
@@ -175,31 +129,31 @@ def test_import_backend_buffer_refuses_a_host_buffer() -> None:
 
 
 def test_provider_root_is_not_host_addressable() -> None:
-    owner = import_backend_buffer(Buffer(np.zeros(3)), tfr.DType.F64)
+    owner = import_backend_buffer(FakeBuffer(np.zeros(3)), tfr.DType.F64)
     assert owner.host_addressable is False
 
 
 def test_provider_mapping_is_made_once_and_cached() -> None:
-    owner = import_backend_buffer(Buffer(np.zeros(3)), tfr.DType.F64)
+    owner = import_backend_buffer(FakeBuffer(np.zeros(3)), tfr.DType.F64)
     assert owner.host_view("t") is owner.host_view("t")
 
 
 def test_unmappable_provider_is_host_access_unsupported() -> None:
-    owner = import_backend_buffer(Buffer(np.zeros(3), mappable=False), tfr.DType.F64)
+    owner = import_backend_buffer(FakeBuffer(np.zeros(3), mappable=False), tfr.DType.F64)
     with pytest.raises(tfr.HostAccessError) as err:
         owner.host_view("Tensor.map_read")
     assert (err.value.op, err.value.kind) == ("Tensor.map_read", "UNSUPPORTED")
 
 
 def test_provider_mapping_of_the_wrong_length_is_length_mismatch() -> None:
-    owner = import_backend_buffer(Buffer(np.zeros(3), mapped=np.zeros(2)), tfr.DType.F64)
+    owner = import_backend_buffer(FakeBuffer(np.zeros(3), mapped=np.zeros(2)), tfr.DType.F64)
     with pytest.raises(tfr.AccessError) as err:
         owner.host_view("t")
     assert err.value.kind == "LENGTH_MISMATCH"
 
 
 def test_provider_mapping_of_the_wrong_dtype_is_dtype_mismatch() -> None:
-    buf = Buffer(np.zeros(3), mapped=np.zeros(3, dtype=np.int64))
+    buf = FakeBuffer(np.zeros(3), mapped=np.zeros(3, dtype=np.int64))
     owner = import_backend_buffer(buf, tfr.DType.F64)
     with pytest.raises(tfr.AccessError) as err:
         owner.host_view("t")
@@ -207,7 +161,7 @@ def test_provider_mapping_of_the_wrong_dtype_is_dtype_mismatch() -> None:
 
 
 def test_provider_mapping_failure_is_a_provider_error() -> None:
-    class Broken(Buffer):
+    class Broken(FakeBuffer):
         def map_write(self) -> np.ndarray:
             raise OSError("device lost")
 
