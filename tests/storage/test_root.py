@@ -198,9 +198,14 @@ class Root(BackendAllocationBase):
         return ProviderKind("device-x")
 
 
+def device_owner(domain: int, local: int) -> OwnedStorage:
+    """A 32-byte F64 ``Root`` in DEVICE memory, imported with `import_unique_root`."""
+    root = Root(AllocationKey(D(domain), A(local)), 32)
+    return import_unique_root(root, tfr.DType.F64, tfr.Placement(tfr.MemoryKind.DEVICE))
+
+
 def test_backend_allocation_mapping_defaults_to_unsupported() -> None:
-    key = AllocationKey(D(901), A(1))
-    owner = import_unique_root(Root(key, 32), tfr.DType.F64, tfr.Placement(tfr.MemoryKind.DEVICE))
+    owner = device_owner(901, 1)
     with pytest.raises(tfr.HostAccessError) as err:
         owner.host_view("Tensor.map_read")
     assert err.value.kind == "UNSUPPORTED"
@@ -211,24 +216,21 @@ def test_backend_allocation_capabilities_default_to_none() -> None:
 
 
 def test_prepare_device_access_defaults_to_unsupported() -> None:
-    key = AllocationKey(D(902), A(4))
-    owner = import_unique_root(Root(key, 32), tfr.DType.F64, tfr.Placement(tfr.MemoryKind.DEVICE))
+    owner = device_owner(902, 4)
     with pytest.raises(tfr.DeviceAccessError) as err:
         owner.prepare_device_access(DeviceAccessRequest(D(902), A(4), 32, 8))
     assert err.value.kind == "UNSUPPORTED"
 
 
 def test_prepare_device_access_refuses_a_request_for_another_allocation() -> None:
-    key = AllocationKey(D(903), A(4))
-    owner = import_unique_root(Root(key, 32), tfr.DType.F64, tfr.Placement(tfr.MemoryKind.DEVICE))
+    owner = device_owner(903, 4)
     with pytest.raises(tfr.DeviceAccessError) as err:
         owner.prepare_device_access(DeviceAccessRequest(D(903), A(5), 32, 8))
     assert err.value.kind == "INVALID_REQUEST"
 
 
 def test_prepare_device_access_refuses_a_request_past_the_extent() -> None:
-    key = AllocationKey(D(904), A(4))
-    owner = import_unique_root(Root(key, 32), tfr.DType.F64, tfr.Placement(tfr.MemoryKind.DEVICE))
+    owner = device_owner(904, 4)
     with pytest.raises(tfr.DeviceAccessError, match="exceeds"):
         owner.prepare_device_access(DeviceAccessRequest(D(904), A(4), 40, 8))
 
