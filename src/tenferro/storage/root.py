@@ -611,6 +611,34 @@ def _import_error(
     )
 
 
+def _import_extent(
+    op: StorageOperation, key: AllocationKey, byte_len: int, dtype: DType, requested: ByteRange
+) -> RootResourceExtent:
+    """The extent of a new root of ``byte_len`` bytes; an invalid one is an IDENTITY error."""
+    try:
+        return RootResourceExtent(key, 0, byte_len, dtype.numpy.alignment)
+    except AccessError as exc:
+        raise _import_error(
+            op,
+            RequestedIdentity(requested, key),
+            f"root-resource identity validation failed: {exc.message}",
+            kind="IDENTITY",
+        ) from None
+
+
+def _sole_owner(
+    pin: BackendAllocation,
+    extent: RootResourceExtent,
+    dtype: DType,
+    placement: Placement,
+    host: HostBuffer | None = None,
+) -> OwnedStorage:
+    """The owner of ``pin``, holding the one claim on its whole extent."""
+    identity = RootResourceIdentity(extent)
+    claim = OwnedSpanClaim(identity, identity.root_span())
+    return OwnedStorage(pin, claim, dtype, placement, host)
+
+
 def import_host_vec(buffer: HostBuffer, dtype: DType | None = None) -> OwnedStorage:
     """Import a host buffer as a root: a fresh domain id and local id, no copy.
 
@@ -620,19 +648,9 @@ def import_host_vec(buffer: HostBuffer, dtype: DType | None = None) -> OwnedStor
     root_dtype = dtype_of_array(buffer.flat, op.value) if dtype is None else dtype
     byte_len = len(buffer) * root_dtype.itemsize
     key = AllocationKey(AllocationDomainId.fresh(), next_host_allocation_id())
-    try:
-        extent = RootResourceExtent(key, 0, byte_len, root_dtype.numpy.alignment)
-    except AccessError as exc:
-        raise _import_error(
-            op,
-            RequestedIdentity(ByteRange(0, 0), key),
-            f"root-resource identity validation failed: {exc.message}",
-            kind="IDENTITY",
-        ) from None
-    identity = RootResourceIdentity(extent)
-    claim = OwnedSpanClaim(identity, identity.root_span())
+    extent = _import_extent(op, key, byte_len, root_dtype, ByteRange(0, 0))
     pin = HostAllocation(extent, root_dtype, buffer)
-    return OwnedStorage(pin, claim, root_dtype, HOST_PLACEMENT, host=buffer)
+    return _sole_owner(pin, extent, root_dtype, HOST_PLACEMENT, host=buffer)
 
 
 def import_unique_root(
@@ -656,9 +674,7 @@ def import_unique_root(
             "root_extent() must return a RootResourceExtent",
             kind="IDENTITY",
         )
-    identity = RootResourceIdentity(extent)
-    claim = OwnedSpanClaim(identity, identity.root_span())
-    return OwnedStorage(allocation, claim, dt, placement)
+    return _sole_owner(allocation, extent, dt, placement)
 
 
 def import_backend_buffer(buffer: BackendStorage, dtype: Any) -> OwnedStorage:
@@ -703,17 +719,6 @@ def import_backend_buffer(buffer: BackendStorage, dtype: Any) -> OwnedStorage:
             backend=family,
             field="allocation id",
         )
-    key = AllocationKey(domain, local)
-    try:
-        extent = RootResourceExtent(key, 0, n * dt.itemsize, dt.numpy.alignment)
-    except AccessError as exc:
-        raise _import_error(
-            op,
-            RequestedIdentity(raw.range, key),
-            f"root-resource identity validation failed: {exc.message}",
-            kind="IDENTITY",
-        ) from None
+    extent = _import_extent(op, AllocationKey(domain, local), n * dt.itemsize, dt, raw.range)
     allocation = BackendStorageAllocation(extent, dt, buffer)
-    identity = RootResourceIdentity(extent)
-    claim = OwnedSpanClaim(identity, identity.root_span())
-    return OwnedStorage(allocation, claim, dt, buffer.placement())
+    return _sole_owner(allocation, extent, dt, buffer.placement())
