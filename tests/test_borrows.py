@@ -295,6 +295,9 @@ def test_adopting_a_borrowed_array_is_refused() -> None:
 
 # -- recycling is decided by the same count ----------------------------------------------------
 class _FakePool:
+    # A recycler without a return lane: every release goes through recycle().
+    _lane_bytes = -1
+
     def __init__(self) -> None:
         self.calls: list[int] = []
 

@@ -421,6 +421,8 @@ def test_promoting_a_group_backed_tensor_keeps_its_identity() -> None:
 class FakePool:
     """Records what a HostBuffer hands back when its owner is dropped."""
 
+    _lane_bytes = -1  # no return lane: every release goes through recycle()
+
     def __init__(self) -> None:
         self.recycled: list[tuple[int, int]] = []
 

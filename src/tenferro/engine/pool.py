@@ -145,6 +145,8 @@ _Shelf = tuple[dict[int, list["np.ndarray[Any, Any]"]], list[int], int]
 _PRUNE_KEYS = 64
 #: Buffers waiting in the return lane before a release drains it under the lock.
 _LANE_MAX = 8
+#: Lock-free lane hits recorded before one is folded into the counters.
+_FOLD_HITS = 1024
 
 
 def _lane_bytes(limit: int) -> int:
@@ -170,6 +172,8 @@ class BufferPool:
         "_evicted_kept",
         "_lane",
         "_lane_bytes",
+        "_lane_hits",
+        "_lane_max",
         "_limit",
         "_lock",
         "_misses",
@@ -191,6 +195,10 @@ class BufferPool:
         # wait here, so the cap is exceeded by a bounded amount for a short time.
         self._lane: deque[np.ndarray[Any, Any]] = deque()
         self._lane_bytes = _lane_bytes(self._limit)
+        self._lane_max = _LANE_MAX
+        # Lane hits, one entry each, appended without the lock (list appends are
+        # atomic under the GIL) and folded into `_recycled` under the lock.
+        self._lane_hits: list[None] = []
         # One shelf per dtype, made up front, keyed by the numpy dtype object.
         self._shelves: dict[np.dtype[Any], _Shelf] = {}
         for d in DType:
@@ -216,19 +224,28 @@ class BufferPool:
         Zero-size requests never touch the pool.
         """
         if n:
+            lane = self._lane
+            if lane:
+                # Lock-free fast path: deque.pop is atomic, and a released buffer of
+                # exactly this size and dtype is handed straight back.
+                try:
+                    newest: np.ndarray[Any, Any] | None = lane.pop()
+                except IndexError:  # another thread took the last one
+                    newest = None
+                if newest is not None:
+                    if len(newest) == n and newest.dtype is dtype:
+                        hits = self._lane_hits
+                        hits.append(None)
+                        if len(hits) > _FOLD_HITS:
+                            with self._lock:
+                                self._fold_hits_locked()
+                        return newest
+                    with self._lock:
+                        self._retain_locked(newest)
             lock = self._lock
             lock.acquire()
             try:
-                lane = self._lane
-                if lane:
-                    newest = lane.pop()
-                    if len(newest) == n and newest.dtype is dtype:
-                        # Released and handed out again: counted as recycled, and
-                        # so as a hit (hits are derived).
-                        self._recycled += 1
-                        return newest
-                    self._retain_locked(newest)
-                    self._drain_locked()
+                self._drain_locked()
                 shelf = self._shelves[dtype]
                 stack = shelf[0].get(n)
                 if stack:
@@ -257,20 +274,37 @@ class BufferPool:
         if owner.nbytes <= self._lane_bytes:
             lane = self._lane
             lane.append(owner)
-            if len(lane) > _LANE_MAX:
-                with self._lock:
-                    self._drain_locked()
+            if len(lane) > self._lane_max:
+                self.drain_lane()
             return
         with self._lock:
             self._drain_locked()
             self._retain_locked(owner)
+
+    def drain_lane(self) -> None:
+        """Move waiting released buffers to the shelves (`HostBuffer.__del__` calls it)."""
+        with self._lock:
+            self._drain_locked()
 
     # -- policy ------------------------------------------------------------------------
     def _drain_locked(self) -> None:
         """Move the return lane to the shelves, oldest first (lock held)."""
         lane = self._lane
         while lane:
-            self._retain_locked(lane.popleft())
+            try:
+                owner = lane.popleft()
+            except IndexError:  # a lock-free acquire took the last one
+                break
+            self._retain_locked(owner)
+
+    def _fold_hits_locked(self) -> None:
+        """Count the lock-free lane hits as recycled buffers handed out (lock held)."""
+        hits = self._lane_hits
+        k = len(hits)
+        # INVARIANT: only the first k entries are removed; appends racing with this
+        # land after them and are folded next time.
+        del hits[:k]
+        self._recycled += k
 
     def _retain_locked(self, owner: np.ndarray[Any, Any]) -> None:
         """Keep a released, alias-free buffer, then evict down to the cap (lock held)."""
@@ -364,6 +398,7 @@ class BufferPool:
     # -- stats -------------------------------------------------------------------------
     def _count_locked(self) -> int:
         self._drain_locked()
+        self._fold_hits_locked()
         return sum(len(stack) for shelf in self._shelf_list for stack in shelf[0].values())
 
     def stats(self) -> BufferPoolStats:

@@ -225,6 +225,10 @@ class HostBuffer:
         self.recycler = None
 
     def __del__(self) -> None:
+        # The recycler protocol (`engine.pool.BufferPool`): `recycle(owner, aliases)`,
+        # and a lock-free return lane: buffers of at most `_lane_bytes` bytes are
+        # appended to `_lane`, and `drain_lane()` runs once it holds more than
+        # `_lane_max` (a recycler without a lane sets `_lane_bytes = -1`).
         recycler = self.recycler
         if recycler is None:
             return
@@ -234,7 +238,16 @@ class HostBuffer:
         # Hot path of every dropped engine output: a buffer that never had a root
         # or a stale write root cannot have an alias, so skip the counting calls.
         if self._root is None and self._stale is None:
-            pool.recycle(self.owner, 0)
+            owner = self.owner
+            if owner.nbytes <= pool._lane_bytes:
+                # `BufferPool.recycle`'s lane branch, inlined: this runs for every
+                # dropped engine output.
+                lane = pool._lane
+                lane.append(owner)
+                if len(lane) > pool._lane_max:
+                    pool.drain_lane()
+            else:
+                pool.recycle(owner, 0)
         else:
             pool.recycle(self.owner, self.alias_count())
 
