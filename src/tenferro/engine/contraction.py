@@ -41,6 +41,7 @@ Array = np.ndarray[Any, Any]
 
 _new = object.__new__
 _matmul = np.matmul
+_dot = np.dot
 _einsum = np.einsum
 _BLAS_T = (DType.F64, DType.F32, DType.C64, DType.C32)
 _NUMERIC = frozenset(DType) - {DType.BOOL}
@@ -521,8 +522,9 @@ class ContractionOps(EngineBase):
                     try:
                         # C^T = B^T @ A^T on C-ordered views of the column-major
                         # buffers; gemm writes every element of the N x M out
-                        # (zeros when K == 0).
-                        _matmul(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
+                        # (zeros when K == 0). np.dot: the same BLAS call as
+                        # np.matmul without the ufunc dispatch, ~0.2 us less.
+                        _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
                     except BaseException:
                         del flat
                         pool.recycle(owner, 0)
