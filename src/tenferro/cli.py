@@ -55,6 +55,9 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.plot:
         _require_matplotlib()
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path:
+            _check_writable(option, path)
     only = args.only.split(",") if args.only else list(BENCH_MODULES)
     unknown = sorted(set(only) - set(BENCH_MODULES))
     if unknown:
@@ -116,6 +119,18 @@ def _bench(args: argparse.Namespace) -> int:
     if missed:
         console.print(f"{missed} target(s) missed on this machine")
     return 0
+
+
+def _check_writable(option: str, path: str) -> None:
+    """Refuse an output path before the benchmarks run, not after."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise CliError(f"{option} {path}: is a folder; give a file name")
+    if not folder.is_dir():
+        raise CliError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise CliError(f"{option} {path}: folder {folder} is not writable")
 
 
 def _require_matplotlib() -> None:
@@ -268,14 +283,25 @@ def _domain_info() -> dict[str, str]:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tenferro", description="tenferro: explicit, checked memory ownership for tensors"
+    # --debug is accepted before or after the command (a parent parser on both levels;
+    # SUPPRESS keeps the subcommand's default from overwriting the top level's value).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser = argparse.ArgumentParser(
+        prog="tenferro",
+        description="tenferro: explicit, checked memory ownership for tensors",
+        parents=[common],
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="walk the main line; every printed fact is checked")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="walk the main line; every printed fact is checked"
+    )
     demo.set_defaults(func=_demo)
-    bench = sub.add_parser("bench", help="benchmarks side by side with numpy and opt_einsum")
+    bench = sub.add_parser(
+        "bench", parents=[common], help="benchmarks side by side with numpy and opt_einsum"
+    )
     bench.add_argument("--quick", action="store_true", help="small sizes, under a minute")
     bench.add_argument("--plot", metavar="FILE.png", help="write a plot of time against size")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -283,22 +309,31 @@ def _build_parser() -> argparse.ArgumentParser:
         "--only", metavar="GROUPS", help=f"comma-separated subset of {','.join(BENCH_MODULES)}"
     )
     bench.set_defaults(func=_bench)
-    info = sub.add_parser("info", help="versions, BLAS threads, pool settings, domains")
+    info = sub.add_parser(
+        "info", parents=[common], help="versions, BLAS threads, pool settings, domains"
+    )
     info.set_defaults(func=_info)
     return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one line: its message with runs of whitespace collapsed."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         print(f"tenferro {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        if args.debug:
+        if debug:
             raise
-        print(f"tenferro {args.command}: error: {exc}", file=sys.stderr)
+        print(f"tenferro {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1

@@ -76,3 +76,67 @@ def test_module_entry_point_runs() -> None:
     )
     assert proc.returncode == 0
     assert "demo" in proc.stdout and "bench" in proc.stdout and "info" in proc.stdout
+
+
+def test_debug_is_accepted_after_the_command() -> None:
+    with pytest.raises(CliError):
+        main(["bench", "--only", "nonsense", "--debug"])
+
+
+def test_a_bad_output_path_is_refused_before_any_benchmark_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tenferro.cli as cli
+
+    def must_not_run(names: object) -> None:
+        raise AssertionError("benchmarks ran before the output path was checked")
+
+    monkeypatch.setattr(cli, "_load_bench_modules", must_not_run)
+    assert main(["bench", "--quick", "--json", "/nonexistent-folder/x.json"]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_multi_line_error_is_printed_on_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tenferro.cli as cli
+
+    def broken(args: object) -> int:
+        raise RuntimeError("first line\n  second line\n")
+
+    monkeypatch.setattr(cli, "_info", broken)
+    assert main(["info"]) == 1
+    err = capsys.readouterr().err
+    assert err == "tenferro info: error: first line second line\n"
+
+
+def test_demo_fails_with_one_line_when_a_fact_does_not_hold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tenferro.demo.storage as storage_section
+
+    def false_fact(f: object) -> None:
+        f.check("a fact that does not hold", 1, 2)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(storage_section, "run", false_fact)
+    assert main(["demo"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "1 of" in err and "did not hold" in err
+    assert "\n" not in err
+
+
+def test_bench_domains_runs_quick_and_reports_the_share_ratio(tmp_path: Path) -> None:
+    out = tmp_path / "share.json"
+    assert main(["bench", "--quick", "--only", "domains", "--json", str(out)]) == 0
+    (case,) = json.loads(out.read_text())["results"]
+    assert case["group"] == "domains"
+    assert 0 < case["targets"][0]["ratio"] < 1
+
+
+def test_console_script_runs() -> None:
+    script = Path(sys.executable).with_name("tenferro")
+    if not script.exists():
+        pytest.skip("the tenferro console script is not installed next to this python")
+    proc = subprocess.run([str(script), "info"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "numpy" in proc.stdout

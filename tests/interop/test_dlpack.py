@@ -204,3 +204,38 @@ def test_torch_transposed_matrix_is_adopted_column_major() -> None:
     assert u.shape == (3, 2)
     assert _address(u) == src.data_ptr()
     np.testing.assert_array_equal(u.to_numpy(), src.numpy())
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_version": "x"},
+        {"max_version": 1.5},
+        {"max_version": (True, 0)},
+        {"dl_device": 1.5},
+        {"max_version": (1, 0), "copy": "yes"},
+    ],
+    ids=["text version", "float version", "bool version", "float device", "text copy"],
+)
+def test_export_with_malformed_arguments_is_a_typed_error(kwargs: dict) -> None:
+    t = tfr.Tensor.from_vec_col_major((3,), np.arange(3.0))
+    with pytest.raises(tfr.InteropError) as info:
+        t.__dlpack__(**kwargs)
+    assert info.value.kind == "INVALID_ARGUMENT"
+    assert info.value.op == "Tensor.__dlpack__"
+
+
+def test_from_dlpack_refuses_a_malformed_copy_flag_and_adopts_nothing() -> None:
+    src = np.arange(3.0)
+    with pytest.raises(tfr.InteropError) as info:
+        from_dlpack(src, copy="yes")
+    assert info.value.kind == "INVALID_ARGUMENT"
+    assert src.flags.writeable
+
+
+def test_from_dlpack_of_a_torch_tensor_that_requires_grad_is_a_typed_error() -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(tfr.InteropError) as info:
+        from_dlpack(torch.ones(3, requires_grad=True))
+    assert info.value.kind == "PRODUCER_REFUSED"
+    assert "detach" in str(info.value)

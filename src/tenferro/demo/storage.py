@@ -43,9 +43,9 @@ def run(f: Facts) -> None:
     m = Tensor.from_vec_col_major((2, 2), np.zeros(4))
     with m.as_view_mut() as mv:
         cols = mv.try_multi_slice_mut((slice(None), 0), (slice(None), 1))
-        f.check("columns 0 | 1: split ok", cols is not None)
+        f.check("columns 0 | 1 split ok", cols is not None)
         rows = mv.try_multi_slice_mut((0, slice(None)), (1, slice(None)))
-        f.check("rows 0 | 1: None", rows, None)
+        f.check("rows 0 | 1", rows, None)
         assert cols is not None
         left, right = cols
         left.set((1,), 1.0)

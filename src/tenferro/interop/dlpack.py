@@ -15,6 +15,7 @@ keeps the producer alive; the copy rules follow the array API standard.
 from __future__ import annotations
 
 import enum
+import operator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,6 +72,9 @@ def export_dlpack(
 ) -> Any:
     """The capsule behind ``__dlpack__`` for a tensor (``array`` None) or a view's array."""
     op = "Tensor.__dlpack__"
+    max_version = _version_pair(op, "max_version", max_version)
+    dl_device = _version_pair(op, "dl_device", dl_device)
+    _check_copy_flag(op, copy)
     if stream is not None:
         raise InteropError(
             op,
@@ -84,7 +88,7 @@ def export_dlpack(
             "the CPU (1, 0) only",
             kind="UNSUPPORTED_DEVICE",
         )
-    versioned = max_version is not None and int(max_version[0]) >= 1
+    versioned = max_version is not None and max_version[0] >= 1
     if array is None:
         if not _host_addressable(t, op):
             if not copy:
@@ -113,6 +117,31 @@ def export_dlpack(
     return array.__dlpack__(max_version=max_version, copy=False)
 
 
+def _version_pair(op: str, name: str, value: Any) -> tuple[int, int] | None:
+    """Validate a ``(major, minor)`` / ``(device_type, device_id)`` pair, or None."""
+    if value is None:
+        return None
+    try:
+        first, second = value
+        pair = (operator.index(first), operator.index(second))
+    except (TypeError, ValueError):
+        raise InteropError(
+            op, f"{name} must be None or a pair of ints, got {value!r}", kind="INVALID_ARGUMENT"
+        ) from None
+    if isinstance(first, bool) or isinstance(second, bool):
+        raise InteropError(
+            op, f"{name} must be a pair of ints, got {value!r}", kind="INVALID_ARGUMENT"
+        )
+    return pair
+
+
+def _check_copy_flag(op: str, copy: Any) -> None:
+    if copy is not None and not isinstance(copy, bool):
+        raise InteropError(
+            op, f"copy must be None, True or False, got {copy!r}", kind="INVALID_ARGUMENT"
+        )
+
+
 def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
     """A tensor on the memory of any DLPack producer (numpy, PyTorch, ...).
 
@@ -127,6 +156,7 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
     from ..tensor import Tensor, _adopt
 
     op = "tenferro.from_dlpack"
+    _check_copy_flag(op, copy)
     if not hasattr(x, "__dlpack__"):
         raise InteropError(
             op,
@@ -135,6 +165,11 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
         )
     try:
         view = np.from_dlpack(x)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        # The producer refused to export (e.g. a PyTorch tensor that requires grad).
+        raise InteropError(
+            op, f"the producer refused to export its memory: {exc}", kind="PRODUCER_REFUSED"
+        ) from exc
     except BufferError as exc:
         if copy is False:
             raise InteropError(
@@ -143,7 +178,15 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
                 "copy=None or copy=True for a named copy",
                 kind="COPY_REQUIRED",
             ) from None
-        view = np.from_dlpack(x, device="cpu", copy=True)
+        try:
+            view = np.from_dlpack(x, device="cpu", copy=True)
+        except (BufferError, RuntimeError, TypeError, ValueError) as again:
+            also = "" if str(again) == str(exc) else f"; a host copy was refused too: {again}"
+            raise InteropError(
+                op,
+                f"the producer refused to export its memory: {exc}{also}",
+                kind="PRODUCER_REFUSED",
+            ) from again
         record_copy(f"{op}(to host)", view.nbytes)
         shape = tuple(int(d) for d in view.shape)
         dt = dtype_of_array(view, op)
