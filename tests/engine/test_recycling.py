@@ -343,6 +343,27 @@ def test_reclaim_buffer_refuses_a_group_backed_tensor(eng: tfr.CpuEngine, ab: tu
     assert not promoted.is_moved
 
 
+def test_reclaim_buffer_refusal_of_a_group_backed_tensor_points_to_into_vec_col_major(
+    eng: tfr.CpuEngine, ab: tuple
+) -> None:
+    promoted = eng.matmul(*ab).promote()
+    with pytest.raises(tfr.RuntimeStateError) as err:
+        eng.reclaim_buffer(promoted)
+    assert ("into_vec_col_major()" in err.value.message, "into_host" in err.value.message) == (
+        True,
+        False,
+    )
+
+
+def test_reclaim_buffer_refusal_advice_for_a_group_backed_tensor_works(
+    eng: tfr.CpuEngine, ab: tuple
+) -> None:
+    promoted = eng.matmul(*ab).promote()
+    before = eng.buffer_pool_stats().buffers
+    eng.reclaim_buffer(tfr.Tensor.from_vec_col_major(*promoted.into_vec_col_major()))
+    assert eng.buffer_pool_stats().buffers == before + 1
+
+
 def test_reclaim_buffer_refuses_a_non_tensor(eng: tfr.CpuEngine) -> None:
     with pytest.raises(tfr.ValidationError):
         eng.reclaim_buffer(np.ones(3))  # type: ignore[arg-type]

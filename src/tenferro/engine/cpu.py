@@ -208,8 +208,9 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         Ownership: **moves** ``t`` (any later use raises `MovedTensorError`). Refused
         with `BorrowError` while an alias of the buffer is alive, and for an adopted
         buffer whose caller array is still referenced (the caller could still read
-        it); refused with `RuntimeStateError` for group-backed tensors. A refused
-        call leaves ``t`` as it was.
+        it); refused with `RuntimeStateError` for group-backed tensors (take a host
+        buffer out with ``into_vec_col_major()`` first). A refused call leaves ``t``
+        as it was.
         """
         op = "CpuEngine.reclaim_buffer"
         if not isinstance(t, Tensor):
@@ -218,10 +219,17 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
             )
         st = t._live(op)
         if st.__class__ is not HostBuffer:
+            # into_host() refuses every group-backed tensor; into_vec_col_major() is the
+            # way out of a group for host memory. Provider memory has none: drop it.
+            advice = (
+                "take the buffer back with into_vec_col_major() and reclaim a plain tensor "
+                "over it (Tensor.from_vec_col_major(*t.into_vec_col_major())), or drop it"
+                if getattr(st, "host_addressable", False)
+                else "it is provider memory, not a host buffer the pool could reuse; drop it"
+            )
             raise RuntimeStateError(
                 op,
-                "a group-backed tensor's memory belongs to its allocation group; narrow it "
-                "with into_host() first, or drop it",
+                f"a group-backed tensor's memory belongs to its allocation group; {advice}",
                 kind="GROUP_BACKED",
             )
         st.check_exclusive(op)
