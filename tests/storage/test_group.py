@@ -223,6 +223,26 @@ def test_a_refused_add_descriptor_leaves_the_tables_unchanged() -> None:
     assert group.descriptor_count == 1
 
 
+@pytest.mark.parametrize("bad", ["a", None, 8.0, True, False])
+def test_add_descriptor_with_a_byte_offset_that_is_not_an_int_is_an_access_error(
+    bad: object,
+) -> None:
+    group, slots = tfr.AllocationGroup.from_tensors([vec(1, 2, 3)])
+    with pytest.raises(tfr.AccessError, match="byte_offset must be an int") as err:
+        group.add_descriptor(slots[0], tfr.DType.F64, (1,), byte_offset=bad)  # type: ignore[arg-type]
+    assert (err.value.op, err.value.kind, group.descriptor_count) == (
+        "AllocationGroup.add_descriptor",
+        "INVALID_LAYOUT",
+        1,
+    )
+
+
+def test_add_descriptor_takes_a_numpy_integer_byte_offset() -> None:
+    group, slots = tfr.AllocationGroup.from_tensors([vec(1, 2, 3)])
+    tail = group.add_descriptor(slots[0], tfr.DType.F64, (1,), byte_offset=np.int64(16))
+    assert group.read_view(tail).to_numpy().tolist() == [3.0]
+
+
 def test_complex_view_of_an_odd_real_buffer_is_refused() -> None:
     group, slots = tfr.AllocationGroup.from_tensors([vec(1, 2, 3)])
     with pytest.raises(tfr.GroupError) as err:

@@ -44,7 +44,7 @@ from .root import (
     ProviderKind,
     import_host_vec,
 )
-from .span import RootBoundSpan, RootResourceExtent, validate_span
+from .span import RootBoundSpan, RootResourceExtent, nonneg_int, validate_span
 
 __all__ = [
     "AllocationGroup",
@@ -142,12 +142,15 @@ def _check_viewable(op: str, owner: OwnedStorage, dtype: DType) -> None:
 
 
 def _record_for(
-    op: str, owner: OwnedStorage, owner_index: int, dtype: DType, shape: Shape, byte_offset: int
+    op: str, owner: OwnedStorage, owner_index: int, dtype: DType, shape: Shape, byte_offset: Any
 ) -> DescriptorRecord:
     """A validated descriptor for ``shape``/``dtype`` at ``byte_offset`` of ``owner``."""
+    # Checked before the arithmetic: a str or None must not surface as a raw
+    # TypeError, nor a bool pass as 0 or 1.
+    offset = nonneg_int(op, "byte_offset", byte_offset)
     span = validate_span(
         owner.extent,
-        owner.extent.byte_offset + byte_offset,
+        owner.extent.byte_offset + offset,
         shape_size(shape) * dtype.itemsize,
         dtype,
         root_dtype=owner.dtype,
@@ -590,10 +593,11 @@ class AllocationGroup:
     ) -> DescriptorSlot:
         """Put one more descriptor on the owner that ``owner_of`` points at.
 
-        ``byte_offset`` is from the start of the owner's buffer. The span is
-        validated (inside the owner, element aligned, compatible dtype:
-        `AccessError`). Afterwards the owner is shared, so `take_tensor` refuses
-        both descriptors (kind SHARED_OWNER). Ownership: no move, no copy.
+        ``byte_offset`` (an int >= 0; bools refused) is from the start of the owner's
+        buffer. It and the span are validated first (inside the owner, element
+        aligned, compatible dtype: `AccessError`, nothing changed). Afterwards the
+        owner is shared, so `take_tensor` refuses both descriptors (kind
+        SHARED_OWNER). Ownership: no move, no copy.
         """
         op = StorageOperation.ADD_DESCRIPTOR.value
         dt = as_dtype(dtype, op)

@@ -44,7 +44,8 @@ __all__ = [
 MAX_BYTES = sys.maxsize
 
 
-def _nonneg_int(op: str, name: str, value: Any) -> int:
+def nonneg_int(op: str, name: str, value: Any) -> int:
+    """``value`` as a plain ``int >= 0`` (numpy integers too; bools refused), else `AccessError`."""
     if isinstance(value, bool):
         raise AccessError(
             op, f"{name} must be an int, got {value!r}", kind="INVALID_LAYOUT", **{name: value}
@@ -85,8 +86,8 @@ class ByteRange:
 
     def __post_init__(self) -> None:
         op = "ByteRange"
-        _nonneg_int(op, "offset", self.offset)
-        _nonneg_int(op, "length", self.length)
+        nonneg_int(op, "offset", self.offset)
+        nonneg_int(op, "length", self.length)
         _check_end(op, self.offset, self.length)
 
     @property
@@ -127,9 +128,9 @@ class RootResourceExtent:
                 f"key must be an AllocationKey, got {type(self.key).__name__}",
                 kind="INVALID_LAYOUT",
             )
-        _nonneg_int(op, "byte_offset", self.byte_offset)
-        _nonneg_int(op, "byte_len", self.byte_len)
-        align = _nonneg_int(op, "align", self.align)
+        nonneg_int(op, "byte_offset", self.byte_offset)
+        nonneg_int(op, "byte_len", self.byte_len)
+        align = nonneg_int(op, "align", self.align)
         if align == 0 or align & (align - 1):
             raise AccessError(
                 op, f"align must be a power of two, got {align}", kind="INVALID_LAYOUT", align=align
@@ -221,8 +222,8 @@ def validate_span(
     Raises `AccessError` (kinds INVALID_LAYOUT, DTYPE_MISMATCH); see the module
     docstring for the rules and their order.
     """
-    start = _nonneg_int(op, "byte_offset", byte_offset)
-    length = _nonneg_int(op, "byte_len", byte_len)
+    start = nonneg_int(op, "byte_offset", byte_offset)
+    length = nonneg_int(op, "byte_len", byte_len)
     _check_end(op, start, length)
     try:
         dt = as_dtype(dtype, op)
