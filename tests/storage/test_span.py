@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -44,6 +45,18 @@ def test_byte_range_refuses_an_end_past_the_address_space() -> None:
     assert err.value.reason == "overflow"
 
 
+def test_byte_range_of_numpy_integers_whose_end_overflows_int64_is_refused() -> None:
+    # 2**62 + 2**62 wraps to a negative int64: the end must be computed on Python ints.
+    with pytest.raises(tfr.AccessError) as err:
+        ByteRange(np.int64(2**62), np.int64(2**62))
+    assert err.value.reason == "overflow"
+
+
+def test_byte_range_stores_numpy_integers_as_python_ints() -> None:
+    r = ByteRange(np.int64(8), np.uint32(16))
+    assert (type(r.offset), type(r.length), r.end) == (int, int, 24)
+
+
 def test_byte_ranges_overlap_only_when_they_share_a_byte() -> None:
     r = ByteRange(0, 8)
     assert (r.overlaps(ByteRange(7, 2)), r.overlaps(ByteRange(8, 2))) == (True, False)
@@ -64,6 +77,18 @@ def test_extent_refuses_a_start_that_breaks_its_own_alignment() -> None:
 def test_extent_refuses_a_key_that_is_not_an_allocation_key() -> None:
     with pytest.raises(tfr.AccessError):
         RootResourceExtent((1, 2), 0, 8, 8)  # type: ignore[arg-type]
+
+
+def test_extent_of_numpy_integers_whose_end_overflows_uint64_is_refused() -> None:
+    # 2**63 + 2**63 wraps to 0 as uint64: the end must be computed on Python ints.
+    with pytest.raises(tfr.AccessError) as err:
+        RootResourceExtent(KEY, np.uint64(2**63), np.uint64(2**63), 8)
+    assert err.value.reason == "overflow"
+
+
+def test_extent_stores_numpy_integers_as_python_ints() -> None:
+    ext = RootResourceExtent(KEY, np.int64(16), np.uint64(32), np.int32(8))
+    assert [type(v) for v in (ext.byte_offset, ext.byte_len, ext.align)] == [int, int, int]
 
 
 def test_extent_root_span_covers_the_whole_extent() -> None:
@@ -176,16 +201,51 @@ def test_representation_is_same_dtype_or_complex_and_its_real(
 
 # -- the property -------------------------------------------------------------------------
 def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-ints = st.one_of(
-    st.integers(-32, 400),
-    st.integers(0, 2**70),
-    st.sampled_from([MAX_BYTES, MAX_BYTES - 8, MAX_BYTES + 1]),
+_NUMPY_INTS = (np.int64, np.uint64, np.int32, np.uint8)
+
+
+def _as_numpy(n: int) -> st.SearchStrategy[Any]:
+    """``n`` as a numpy integer of every type that holds it (or ``n`` if none does)."""
+    fits = [t for t in _NUMPY_INTS if np.iinfo(t).min <= n <= np.iinfo(t).max]
+    return st.sampled_from(fits).map(lambda t: t(n)) if fits else st.just(n)
+
+
+def numpy_too(ints: st.SearchStrategy[int]) -> st.SearchStrategy[Any]:
+    """Python ints, or the same values as numpy integers (whose sums wrap around)."""
+    return st.one_of(ints, ints.flatmap(_as_numpy))
+
+
+# Values whose sum wraps in int64 or uint64: a check must add Python ints.
+WRAPPING = [2**62, 2**63 - 8, 2**63, 2**64 - 8]
+ints = numpy_too(
+    st.one_of(
+        st.integers(-32, 400),
+        st.integers(0, 2**70),
+        st.sampled_from([MAX_BYTES, MAX_BYTES - 8, MAX_BYTES + 1, *WRAPPING]),
+    )
 )
 maybe_ints = st.one_of(ints, ints, ints, st.none(), st.booleans(), st.floats(0, 64))
 dtypes = st.sampled_from(list(tfr.DType))
+
+
+@given(offset=maybe_ints, length=maybe_ints)
+def test_byte_range_accepts_exactly_non_negative_ints_that_do_not_overflow(
+    offset: Any, length: Any
+) -> None:
+    ok = _is_int(offset) and _is_int(length) and int(offset) >= 0 and int(length) >= 0
+    ok = ok and int(offset) + int(length) <= MAX_BYTES
+    try:
+        r = ByteRange(offset, length)
+    except tfr.AccessError as exc:
+        assert (ok, exc.kind) == (False, "INVALID_LAYOUT")
+        return
+    assert ok
+    assert (type(r.offset), type(r.length), r.end) == (int, int, int(offset) + int(length))
+
+
 Case = tuple[int, int, int, Any, Any, tfr.DType, "tfr.DType | None"]
 
 
@@ -193,9 +253,16 @@ Case = tuple[int, int, int, Any, Any, tfr.DType, "tfr.DType | None"]
 def raw_cases(draw: st.DrawFn) -> Case:
     """Anything at all: mostly refused."""
     return (
-        draw(st.integers(-16, 128)),
-        draw(st.one_of(st.integers(-16, 256), st.sampled_from([MAX_BYTES, MAX_BYTES // 2]))),
-        draw(st.sampled_from([-8, 0, 1, 2, 3, 4, 8, 16, 24, 64])),
+        draw(numpy_too(st.one_of(st.integers(-16, 128), st.sampled_from(WRAPPING)))),
+        draw(
+            numpy_too(
+                st.one_of(
+                    st.integers(-16, 256),
+                    st.sampled_from([MAX_BYTES, MAX_BYTES // 2, *WRAPPING]),
+                )
+            )
+        ),
+        draw(numpy_too(st.sampled_from([-8, 0, 1, 2, 3, 4, 8, 16, 24, 64]))),
         draw(maybe_ints),
         draw(maybe_ints),
         draw(dtypes),
@@ -223,7 +290,8 @@ def near_cases(draw: st.DrawFn) -> Case:
 def test_validator_raises_only_typed_errors_and_accepts_exactly_the_valid_spans(
     case: Case,
 ) -> None:
-    ext_off, ext_len, align, off, length, dtype, root = case
+    raw_off, raw_len, raw_align, off, length, dtype, root = case
+    ext_off, ext_len, align = (int(v) for v in (raw_off, raw_len, raw_align))
     ext_ok = (
         ext_off >= 0
         and ext_len >= 0
@@ -233,14 +301,18 @@ def test_validator_raises_only_typed_errors_and_accepts_exactly_the_valid_spans(
         and ext_off + ext_len <= MAX_BYTES
     )
     try:
-        ext = RootResourceExtent(KEY, ext_off, ext_len, align)
+        ext = RootResourceExtent(KEY, raw_off, raw_len, raw_align)
     except tfr.AccessError:
         assert not ext_ok
         return
     assert ext_ok
+    assert [type(v) for v in (ext.byte_offset, ext.byte_len, ext.align)] == [int, int, int]
     isz = dtype.itemsize
     compatible = root is None or supported_representation(root, dtype)
-    sane = _is_int(off) and _is_int(length) and off >= 0 and length >= 0
+    sane = _is_int(off) and _is_int(length)
+    if sane:
+        off, length = int(off), int(length)
+    sane = sane and off >= 0 and length >= 0
     sane = sane and off + length <= MAX_BYTES
     expected = (
         sane

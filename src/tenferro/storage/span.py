@@ -5,8 +5,9 @@ covers the bytes of a `RootResourceExtent`. Before anything reads or writes
 part of it, the request is turned into a `RootBoundSpan` by `validate_span`,
 which checks, in this order:
 
-1. the offset and length are non-negative integers and their end does not
-   overflow (``sys.maxsize``, the largest allocation CPython can address);
+1. the offset and length are non-negative integers (numpy integers are
+   accepted and stored as Python ints, so no sum can wrap around) and their end
+   does not overflow (``sys.maxsize``, the largest allocation CPython can address);
 2. the requested dtype has a representation compatible with the root's
    dtype: the same dtype, or a complex type and its real type (C32 <-> F32,
    C64 <-> F64) over the same bytes;
@@ -86,9 +87,13 @@ class ByteRange:
 
     def __post_init__(self) -> None:
         op = "ByteRange"
-        nonneg_int(op, "offset", self.offset)
-        nonneg_int(op, "length", self.length)
-        _check_end(op, self.offset, self.length)
+        offset = nonneg_int(op, "offset", self.offset)
+        length = nonneg_int(op, "length", self.length)
+        # INVARIANT: the fields are Python ints: numpy integers would wrap in `end`
+        # (and in the overflow check itself).
+        _check_end(op, offset, length)
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "length", length)
 
     @property
     def end(self) -> int:
@@ -128,22 +133,26 @@ class RootResourceExtent:
                 f"key must be an AllocationKey, got {type(self.key).__name__}",
                 kind="INVALID_LAYOUT",
             )
-        nonneg_int(op, "byte_offset", self.byte_offset)
-        nonneg_int(op, "byte_len", self.byte_len)
+        byte_offset = nonneg_int(op, "byte_offset", self.byte_offset)
+        byte_len = nonneg_int(op, "byte_len", self.byte_len)
         align = nonneg_int(op, "align", self.align)
         if align == 0 or align & (align - 1):
             raise AccessError(
                 op, f"align must be a power of two, got {align}", kind="INVALID_LAYOUT", align=align
             )
-        if self.byte_offset % align:
+        if byte_offset % align:
             raise AccessError(
                 op,
-                f"byte_offset {self.byte_offset} is not a multiple of the alignment {align}",
+                f"byte_offset {byte_offset} is not a multiple of the alignment {align}",
                 kind="INVALID_LAYOUT",
-                byte_offset=self.byte_offset,
+                byte_offset=byte_offset,
                 align=align,
             )
-        _check_end(op, self.byte_offset, self.byte_len)
+        _check_end(op, byte_offset, byte_len)
+        # INVARIANT: Python ints only (see ByteRange).
+        object.__setattr__(self, "byte_offset", byte_offset)
+        object.__setattr__(self, "byte_len", byte_len)
+        object.__setattr__(self, "align", align)
 
     @classmethod
     def new(
