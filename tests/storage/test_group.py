@@ -6,12 +6,14 @@ import copy
 import gc
 import pickle
 import weakref
+from typing import Any
 
 import numpy as np
 import pytest
 
 import tenferro as tfr
 from tenferro.storage.host import HostBuffer
+from tenferro.storage.root import DeviceAccessRequest
 
 
 def addr(a: np.ndarray) -> int:
@@ -356,6 +358,43 @@ def test_an_appended_group_is_moved() -> None:
     with pytest.raises(tfr.GroupError) as err:
         other.read_view(oslots[0])
     assert err.value.kind == "GROUP_MOVED"
+
+
+MOVED_GROUP_USES = {
+    "append_tensor": lambda g: g.append_tensor(vec(9)),
+    "append_group (as the target)": lambda g: g.append_group(two()[0]),
+    "append_group (as the source)": lambda g: two()[0].append_group(g),
+    "add_descriptor": lambda g: g.add_descriptor(0, tfr.DType.F64, (1,)),
+    "allocation_count": lambda g: g.allocation_count,
+    "descriptor_count": lambda g: g.descriptor_count,
+    "slots": lambda g: g.slots(),
+    "descriptor": lambda g: g.descriptor(0),
+    "allocation_key": lambda g: g.allocation_key(0),
+    "read_view": lambda g: g.read_view(0),
+    "read_views": lambda g: g.read_views(),
+    "take_tensor": lambda g: g.take_tensor(0),
+    "prepare_device_access": lambda g: g.prepare_device_access(
+        0, DeviceAccessRequest(tfr.AllocationDomainId(1), tfr.AllocationId(1), 8, 8)
+    ),
+    "snapshot": lambda g: g.snapshot(),
+}
+
+
+@pytest.mark.parametrize("use", MOVED_GROUP_USES.values(), ids=MOVED_GROUP_USES.keys())
+def test_every_public_method_of_an_appended_group_is_group_moved(use: Any) -> None:
+    group, _ = two()
+    other, _ = tfr.AllocationGroup.from_tensors([vec(6)])
+    group.append_group(other)
+    with pytest.raises(tfr.GroupError) as err:
+        use(other)
+    assert (err.value.kind, err.value.moved_by) == ("GROUP_MOVED", "AllocationGroup.append_group")
+
+
+def test_an_appended_group_repr_says_it_was_moved() -> None:
+    group, _ = two()
+    other, _ = tfr.AllocationGroup.from_tensors([vec(6)])
+    group.append_group(other)
+    assert repr(other) == "AllocationGroup(<moved by AllocationGroup.append_group>)"
 
 
 def test_appending_a_group_to_itself_is_refused() -> None:

@@ -546,8 +546,9 @@ class AllocationGroup:
         """Move every live owner and descriptor of ``other`` into this group.
 
         Returns the new slots of ``other``'s live descriptors, in order. ``other`` is
-        moved (any later use raises `GroupError` kind GROUP_MOVED). Refused, moving
-        nothing, when ``other`` shares memory with this group.
+        moved: every later use of it (each public method and count) raises
+        `GroupError` kind GROUP_MOVED. Refused, moving nothing, when ``other`` shares
+        memory with this group.
         """
         op = StorageOperation.APPEND_GROUP.value
         if not isinstance(other, AllocationGroup):
@@ -600,6 +601,7 @@ class AllocationGroup:
         SHARED_OWNER). Ownership: no move, no copy.
         """
         op = StorageOperation.ADD_DESCRIPTOR.value
+        self._check_live(op)
         dt = as_dtype(dtype, op)
         sh = normalize_shape(shape, op, dt.itemsize)
         with self._lock:
@@ -615,15 +617,21 @@ class AllocationGroup:
     @property
     def allocation_count(self) -> int:
         """Cells in the ``allocations`` table (vacant ones included; never shrinks)."""
+        self._check_live("AllocationGroup.allocation_count")
         return len(self._allocations)
 
     @property
     def descriptor_count(self) -> int:
         """Cells in the ``descriptors`` table (vacant ones included; never shrinks)."""
+        self._check_live("AllocationGroup.descriptor_count")
         return len(self._descriptors)
 
     def slots(self) -> list[DescriptorSlot]:
         """The live (not vacant) slots, in order."""
+        self._check_live("AllocationGroup.slots")
+        return self._live_slots()
+
+    def _live_slots(self) -> list[DescriptorSlot]:
         return [DescriptorSlot(i) for i, d in enumerate(self._descriptors) if d is not None]
 
     def descriptor(self, slot: DescriptorSlot | int) -> DescriptorRecord:
@@ -663,7 +671,8 @@ class AllocationGroup:
 
     def read_views(self) -> list[TensorView]:
         """`read_view` of every live slot, in slot order (see `slots`)."""
-        return [self.read_view(s) for s in self.slots()]
+        self._check_live("AllocationGroup.read_views")
+        return [self.read_view(s) for s in self._live_slots()]
 
     # -- taking out ------------------------------------------------------------------------
     def take_tensor(self, slot: DescriptorSlot | int) -> Tensor:
@@ -716,6 +725,7 @@ class AllocationGroup:
 
     def snapshot(self) -> GroupSnapshot:
         """Both tables as plain data (vacant cells included), for debugging."""
+        self._check_live("AllocationGroup.snapshot")
         descriptors = list(self._descriptors)
         owners = []
         for i, o in enumerate(list(self._allocations)):
@@ -743,6 +753,9 @@ class AllocationGroup:
             )
 
     def _record(self, op: str, slot: Any) -> tuple[int, DescriptorRecord]:
+        # Every slot lookup goes through here: a moved group's tables are all vacant,
+        # so without this a slot would read as vacant instead of as moved.
+        self._check_live(op)
         if isinstance(slot, bool):
             raise ValidationError(
                 op, f"expected a DescriptorSlot, got {slot!r}", kind="INVALID_SLOT"
@@ -779,9 +792,11 @@ class AllocationGroup:
             self._descriptors[i] = None
 
     def __repr__(self) -> str:
+        if self._moved is not None:
+            return f"AllocationGroup(<moved by {self._moved}>)"
         return (
-            f"AllocationGroup(allocation_count={self.allocation_count}, "
-            f"descriptor_count={self.descriptor_count})"
+            f"AllocationGroup(allocation_count={len(self._allocations)}, "
+            f"descriptor_count={len(self._descriptors)})"
         )
 
     def __reduce__(self) -> NoReturn:
