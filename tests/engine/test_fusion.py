@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -224,3 +226,9 @@ def test_a_rank0_expression(eng: tfr.CpuEngine) -> None:
 def test_fusion_refuses_backend_buffers(eng: tfr.CpuEngine, fake_domain: Any) -> None:
     with pytest.raises(tfr.RuntimeStateError, match="download"):
         eng.evaluate("a * 2", a=fake_domain.tensor([1.0]))
+
+
+def test_the_engine_guide_states_the_tile_size_the_code_uses() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "engine.md").read_text()
+    sizes = re.findall(r"tiles of (\d+) elements", guide)
+    assert sizes == [str(fusion.TILE)]
