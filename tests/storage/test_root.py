@@ -15,6 +15,7 @@ from tenferro.storage.host import HostBuffer
 from tenferro.storage.identity import AllocationKey
 from tenferro.storage.root import (
     BackendAllocationBase,
+    BackendStorage,
     BackendStorageBase,
     DeviceAccessRequest,
     OwnedStorage,
@@ -184,6 +185,52 @@ def test_backend_storage_defaults_have_no_identity_and_no_mapping() -> None:
         None,
         "UNSUPPORTED",
     )
+
+
+class Minimal:
+    """A duck-typed provider buffer with exactly the protocol's six methods (no base class)."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+
+    def allocation_domain(self) -> tfr.AllocationDomainId:
+        return D(901)
+
+    def allocation_id(self) -> tfr.AllocationId:
+        return A(1)
+
+    def backend_family(self) -> str:
+        return "minimal"
+
+    def len(self) -> int:
+        return int(self.data.shape[0])
+
+    def map_read(self) -> np.ndarray:
+        view = self.data.view()
+        view.flags.writeable = False
+        return view
+
+    def map_write(self) -> np.ndarray:
+        return self.data
+
+
+def test_a_minimal_duck_typed_buffer_is_backend_storage() -> None:
+    assert isinstance(Minimal(np.zeros(2)), BackendStorage)
+
+
+def test_a_buffer_without_placement_imports_as_device_memory() -> None:
+    owner = import_backend_buffer(Minimal(np.zeros(2)), tfr.DType.F64)
+    assert owner.placement == tfr.Placement(tfr.MemoryKind.DEVICE)
+
+
+def test_a_buffer_whose_placement_is_not_a_placement_is_a_root_import_error() -> None:
+    class Odd(Minimal):
+        def placement(self) -> str:
+            return "gpu"
+
+    with pytest.raises(tfr.RootImportError) as err:
+        import_backend_buffer(Odd(np.zeros(2)), tfr.DType.F64)
+    assert (err.value.op, err.value.kind) == ("import_backend_buffer", "INVALID_PLACEMENT")
 
 
 # -- BackendAllocation roots ------------------------------------------------------------------

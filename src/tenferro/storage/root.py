@@ -49,6 +49,7 @@ from .identity import (
 from .span import ByteRange, RootBoundSpan, RootResourceExtent, validate_span
 
 __all__ = [
+    "DEFAULT_BACKEND_PLACEMENT",
     "BackendAllocation",
     "BackendAllocationBase",
     "BackendStorage",
@@ -199,6 +200,10 @@ class BackendAllocationBase:
         _unsupported_device(str(self.provider_kind()))
 
 
+#: The placement of a provider buffer that has no ``placement()`` method.
+DEFAULT_BACKEND_PLACEMENT = Placement(MemoryKind.DEVICE)
+
+
 @runtime_checkable
 class BackendStorage(Protocol):
     """A provider buffer of ``len()`` elements, before it is imported as a root.
@@ -207,6 +212,10 @@ class BackendStorage(Protocol):
     buffer cannot be imported. ``map_read()`` / ``map_write()`` return the whole
     buffer as a 1-D array (read-only / writable) or raise `AccessError` kind
     UNSUPPORTED. Subclass `BackendStorageBase` for the defaults.
+
+    Optional methods, looked up when present: ``placement()`` (default
+    `DEFAULT_BACKEND_PLACEMENT`, device memory), ``capabilities()`` (default
+    none) and ``prepare_device_access(request)`` (default UNSUPPORTED).
     """
 
     def allocation_domain(self) -> AllocationDomainId | None: ...
@@ -216,8 +225,6 @@ class BackendStorage(Protocol):
     def backend_family(self) -> str: ...
 
     def len(self) -> int: ...
-
-    def placement(self) -> Placement: ...
 
     def map_read(self) -> Array: ...
 
@@ -242,7 +249,7 @@ class BackendStorageBase:
         raise NotImplementedError
 
     def placement(self) -> Placement:
-        return Placement(MemoryKind.DEVICE)
+        return DEFAULT_BACKEND_PLACEMENT
 
     def capabilities(self) -> ProviderCapabilities:
         return ProviderCapabilities.none()
@@ -682,7 +689,10 @@ def import_backend_buffer(buffer: BackendStorage, dtype: Any) -> OwnedStorage:
 
     The buffer must report its allocation domain and allocation id; a missing one
     is a `RootImportError` of kind MISSING_ALLOCATION_IDENTITY naming the backend
-    and the field. Ownership: **moves** ``buffer`` into the owner.
+    and the field. ``placement()`` is optional: without it the root is device
+    memory (`DEFAULT_BACKEND_PLACEMENT`); a value that is not a `Placement` is a
+    `RootImportError` of kind INVALID_PLACEMENT. Ownership: **moves** ``buffer``
+    into the owner.
     """
     op = StorageOperation.IMPORT_BACKEND_BUFFER
     dt = as_dtype(dtype, op.value)
@@ -719,6 +729,26 @@ def import_backend_buffer(buffer: BackendStorage, dtype: Any) -> OwnedStorage:
             backend=family,
             field="allocation id",
         )
+    placement = _backend_placement(op, buffer, raw, family)
     extent = _import_extent(op, AllocationKey(domain, local), n * dt.itemsize, dt, raw.range)
     allocation = BackendStorageAllocation(extent, dt, buffer)
-    return _sole_owner(allocation, extent, dt, buffer.placement())
+    return _sole_owner(allocation, extent, dt, placement)
+
+
+def _backend_placement(
+    op: StorageOperation, buffer: BackendStorage, requested: RequestedIdentity, family: str
+) -> Placement:
+    """``buffer.placement()`` when the buffer has one (it is optional), else DEVICE."""
+    method = getattr(buffer, "placement", None)
+    if method is None:
+        return DEFAULT_BACKEND_PLACEMENT
+    placement = method() if callable(method) else method
+    if not isinstance(placement, Placement):
+        raise _import_error(
+            op,
+            requested,
+            f"backend `{family}` reported placement {placement!r}, which is not a Placement",
+            kind="INVALID_PLACEMENT",
+            backend=family,
+        )
+    return placement
