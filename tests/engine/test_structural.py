@@ -79,6 +79,13 @@ def test_broadcast_in_dim_refuses_bad_dims(eng: tfr.CpuEngine, shape: Any, dims:
         eng.broadcast_in_dim(t_([1.0, 2.0]), shape, dims)
 
 
+@pytest.mark.parametrize("dims", [(False,), (True,), [np.bool_(False)]])
+def test_broadcast_in_dim_refuses_bools_as_dims(eng: tfr.CpuEngine, dims: Any) -> None:
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.broadcast_in_dim(t_([1.0, 2.0]), (2, 3), dims)
+    assert err.value.kind == "INVALID_AXES"
+
+
 def test_concatenate_joins_along_an_axis(eng: tfr.CpuEngine, rand: R) -> None:
     a, b = rand((2, 3), 1), rand((2, 1), 2)
     out = eng.concatenate([a, b.as_view()], axis=1)

@@ -18,7 +18,6 @@ part; NaN or out-of-range floats into integers give unspecified values).
 
 from __future__ import annotations
 
-import operator
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -169,10 +168,12 @@ class StructuralOps(EngineBase):
         x, dt, in_shape, buf = operand(t, op)
         out_shape = normalize_shape(shape, op, dt.itemsize)
         try:
-            d = tuple(operator.index(i) for i in dims)
+            d = tuple(strict_index(i) for i in dims)
         except TypeError:
             raise ValidationError(
-                op, f"dims must be a sequence of ints, got {dims!r}", kind="INVALID_AXES"
+                op,
+                f"dims must be a sequence of ints (not bools), got {dims!r}",
+                kind="INVALID_AXES",
             ) from None
         if len(d) != len(in_shape):
             raise ValidationError(
