@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from .errors import CopyForbiddenError
 
-__all__ = ["CopyStats", "copy_stats", "forbid_copies", "record_copy"]
+__all__ = ["CopyStats", "check_copy", "copy_stats", "count_copy", "forbid_copies", "record_copy"]
 
 
 class CopyStats(NamedTuple):
@@ -37,7 +37,17 @@ def record_copy(op: str, nbytes: int) -> None:
     Raises `CopyForbiddenError` when the calling thread is inside `forbid_copies()`,
     so the refused copy is never made and nothing is changed.
     """
-    global _copies, _bytes
+    check_copy(op, nbytes)
+    count_copy(nbytes)
+
+
+def check_copy(op: str, nbytes: int) -> None:
+    """Refuse (`CopyForbiddenError`) a copy inside `forbid_copies()`; counts nothing.
+
+    For copies that can still fail after this check (an engine conversion that
+    finds a lossy value, an ``out=`` tensor whose borrow is refused): check
+    before copying, and `count_copy` once the copy is made.
+    """
     if getattr(_forbid, "depth", 0):
         raise CopyForbiddenError(
             op,
@@ -45,6 +55,11 @@ def record_copy(op: str, nbytes: int) -> None:
             "borrow instead (as_view, host_data, map_read) or leave the forbid_copies block",
             nbytes=nbytes,
         )
+
+
+def count_copy(nbytes: int) -> None:
+    """Count a copy of ``nbytes`` that was made (after `check_copy` allowed it)."""
+    global _copies, _bytes
     with _lock:
         _copies += 1
         _bytes += nbytes

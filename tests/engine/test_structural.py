@@ -161,6 +161,27 @@ def test_named_copies_are_counted_and_forbidden_in_forbid_copies(
     assert eng.buffer_pool_stats().buffers == 1  # the forbidden copy took no buffer
 
 
+def test_a_refused_convert_is_not_counted_as_a_copy(eng: tfr.CpuEngine) -> None:
+    t = t_([1.0, 2.5])
+    before = tfr.copy_stats()
+    with pytest.raises(tfr.ValidationError, match="cannot be represented"):
+        eng.convert(t, D.I64)
+    assert tfr.copy_stats() == before
+
+
+def test_a_copy_refused_by_its_out_tensor_is_not_counted(eng: tfr.CpuEngine) -> None:
+    t = t_([1.0, 2.0])
+    out = t_([0.0, 0.0], np.float32)
+    alias = out.host_data()
+    before = tfr.copy_stats()
+    with pytest.raises(tfr.BorrowError):
+        eng.cast(t, D.F32, out=out)
+    with pytest.raises(tfr.BorrowError):
+        eng.to_contiguous(t_([1.0, 2.0], np.float32), out=out)
+    assert tfr.copy_stats() == before
+    del alias
+
+
 def test_to_contiguous_of_a_strided_view(eng: tfr.CpuEngine, rand: R) -> None:
     v = rand((4, 6)).as_view().slice_view((slice(1, None, 2), slice(None, None, -1)))
     out = eng.to_contiguous(v)

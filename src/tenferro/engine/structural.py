@@ -3,8 +3,9 @@
 ``transpose``, ``reshape``, ``broadcast_in_dim``, ``concatenate``, ``tril``,
 ``triu`` and ``extract_diagonal`` are computations: each produces a new compact
 column-major output from the pool. ``to_contiguous``, ``convert`` and ``cast``
-are *named copies*: they are counted in `tenferro.copy_stats` and refused inside
-`tenferro.forbid_copies`.
+are *named copies*: they are refused inside `tenferro.forbid_copies` before
+anything is copied, and counted in `tenferro.copy_stats` once the copy is made
+(a refused conversion or ``out=`` counts nothing).
 
 ``convert(t, dtype)`` is checked: a value the target dtype cannot hold (out of
 range, a fraction into an integer, NaN or infinity into an integer, an integer
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import record_copy
+from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
 from ..errors import RuntimeStateError, ValidationError
 from ..layout import normalize_perm, normalize_shape, shape_size, strict_index
@@ -345,22 +346,27 @@ class StructuralOps(EngineBase):
                     memory_kind=t.placement.memory_kind,
                 )
         x, dt, shape, buf = operand(t, op)
-        record_copy(op, shape_size(shape) * dt.itemsize)
+        nbytes = shape_size(shape) * dt.itemsize
+        check_copy(op, nbytes)
 
         def kernel(nd: Array) -> None:
             # x has nd's shape: copyto writes every element.
             np.copyto(nd, x)
 
-        return self.run(op, shape, dt, kernel, out, (buf,))
+        result = self.run(op, shape, dt, kernel, out, (buf,))
+        count_copy(nbytes)
+        return result
 
     def _domain_copy(self, op: str, t: Tensor) -> Tensor:
         domain = self._domain
-        record_copy(op, t.nbytes)
+        nbytes = t.nbytes
+        check_copy(op, nbytes)
         result: Tensor = domain.allocate(t.dtype, t.shape)
         with t.map_read() as r, result.map_write() as w:
             # The destination is a fresh compact allocation of t's shape: copyto
             # writes every element.
             np.copyto(w.array, r.array)
+        count_copy(nbytes)
         return result
 
     def convert(self, t: Any, dtype: Any, out: Tensor | None = None) -> Tensor:
@@ -385,7 +391,10 @@ class StructuralOps(EngineBase):
         x, dt, shape, buf = operand(t, op)
         if out is not None:
             check_out(out, shape, target, op)
-        record_copy(op, shape_size(shape) * target.itemsize)
+        # Refused under forbid_copies before anything is copied; counted only once
+        # the copy is made (a lossy value or a refused out= copies nothing).
+        nbytes = shape_size(shape) * target.itemsize
+        check_copy(op, nbytes)
         real_part = dt.is_complex and not target.is_complex and not checked
 
         def kernel(nd: Array) -> None:
@@ -411,7 +420,9 @@ class StructuralOps(EngineBase):
                     )
 
         if not (checked and out is not None):
-            return self.run(op, shape, target, kernel, out, (buf,))
+            result = self.run(op, shape, target, kernel, out, (buf,))
+            count_copy(nbytes)
+            return result
         # Checked into out=: convert into a pooled buffer first, so that a refused
         # conversion leaves out= untouched (the pooled buffer goes back on error).
         staged = self.run(op, shape, target, kernel)
@@ -421,7 +432,9 @@ class StructuralOps(EngineBase):
             # staged holds every element of the result: copyto writes all of nd.
             np.copyto(nd.reshape(-1, order="F"), staged_flat)
 
-        return self.run(op, shape, target, copy_kernel, out, (buf,))
+        result = self.run(op, shape, target, copy_kernel, out, (buf,))
+        count_copy(nbytes)
+        return result
 
 
 def _resolve_shape(op: str, shape: Any, size: int, dt: DType) -> Shape:
