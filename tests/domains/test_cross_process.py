@@ -113,6 +113,89 @@ def test_a_reader_killed_mid_read_leaves_nothing_behind() -> None:
     assert not segment_exists(h.name)
 
 
+# -- identities are unambiguous across processes -------------------------------------------
+@pytest.fixture(scope="module")
+def fresh_reader_report() -> dict[str, Any]:
+    """Two fresh processes each make their first domain; the second attaches the first's.
+
+    With domain ids from a plain per-process counter both first domains had the same
+    id and both first allocations id 1: equal keys for different memory.
+    """
+    owner_end, owner_child = SPAWN.Pipe()
+    owner = SPAWN.Process(target=_children.own_and_share, args=(owner_child, TIMEOUT))
+    reader_end, reader_child = SPAWN.Pipe(duplex=False)
+    reader = None
+    owner.start()
+    owner_child.close()
+    try:
+        assert owner_end.poll(TIMEOUT), "the owner did not share in time"
+        handle = owner_end.recv()
+        reader = SPAWN.Process(target=_children.attach_beside_own, args=(handle, reader_child))
+        reader.start()
+        reader_child.close()
+        assert reader_end.poll(TIMEOUT), "the reader did not report in time"
+        report: dict[str, Any] = reader_end.recv()
+        owner_end.send("done")
+    finally:
+        for proc in (reader, owner):
+            if proc is not None:
+                proc.join(TIMEOUT)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(TIMEOUT)
+    assert (owner.exitcode, reader.exitcode if reader else None) == (0, 0)
+    return report
+
+
+def test_a_fresh_reader_gives_its_own_and_an_attached_tensor_different_keys(
+    fresh_reader_report: dict[str, Any],
+) -> None:
+    r = fresh_reader_report
+    assert r["local_key"] != r["attached_key"]
+
+
+def test_a_fresh_reader_can_group_its_own_tensor_with_an_attached_one(
+    fresh_reader_report: dict[str, Any],
+) -> None:
+    assert fresh_reader_report["from_tensors"] == "allowed"
+
+
+def test_a_fresh_readers_domain_engine_refuses_an_attached_foreign_tensor(
+    fresh_reader_report: dict[str, Any],
+) -> None:
+    assert fresh_reader_report["to_contiguous"] == "RuntimeStateError:NOT_HOST"
+
+
+@pytest.mark.skipif("fork" not in METHODS, reason="needs the fork start method")
+def test_a_forked_child_and_its_parent_mint_different_domain_ids() -> None:
+    end, child_end = multiprocessing.get_context("fork").Pipe(duplex=False)
+    proc = multiprocessing.get_context("fork").Process(
+        target=_children.mint_domain_id, args=(child_end,)
+    )
+    proc.start()
+    child_end.close()
+    mine = tfr.AllocationDomainId.fresh()
+    assert end.poll(TIMEOUT), "the child did not answer in time"
+    theirs = end.recv()
+    proc.join(TIMEOUT)
+    assert (proc.exitcode, theirs != mine) == (0, True)
+
+
+@pytest.mark.skipif("fork" not in METHODS, reason="needs the fork start method")
+def test_a_forked_child_cannot_allocate_in_a_domain_it_inherited() -> None:
+    # Its copy of the allocation counter would hand out the ids the parent uses next.
+    domain = tfr.SharedMemoryDomain()
+    ctx = multiprocessing.get_context("fork")
+    end, child_end = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_children.allocate_in_inherited_domain, args=(domain, child_end))
+    proc.start()
+    child_end.close()
+    assert end.poll(TIMEOUT), "the child did not answer in time"
+    outcome = end.recv()
+    proc.join(TIMEOUT)
+    assert (proc.exitcode, outcome) == (0, "RuntimeStateError:FORKED_DOMAIN")
+
+
 # -- pools --------------------------------------------------------------------------------
 def test_a_pool_sums_a_shared_tensor(pool: Any) -> None:
     t = written()

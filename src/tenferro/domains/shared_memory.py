@@ -237,15 +237,20 @@ class SharedMemoryDomain:
     domain's ``id()`` and gets a fresh allocation id. ``copy_from(t)`` copies a host
     tensor in (a named copy); ``CpuEngine(allocation_domain=...)`` keeps the result
     of ``to_contiguous`` on a domain tensor in the domain.
+
+    A domain belongs to the process that made it: a copy inherited by fork refuses
+    to allocate (`RuntimeStateError` kind FORKED_DOMAIN), since its copied counter
+    would repeat the parent's allocation ids.
     """
 
-    __slots__ = ("__weakref__", "_id", "_ids")
+    __slots__ = ("__weakref__", "_id", "_ids", "_pid")
 
     memory_kind = MemoryKind.SHARED_HOST
 
     def __init__(self) -> None:
         self._id = AllocationDomainId.fresh()
         self._ids = AllocationIdCounter()
+        self._pid = os.getpid()
 
     def id(self) -> AllocationDomainId:
         """The identity shared by every allocation of this domain."""
@@ -261,6 +266,7 @@ class SharedMemoryDomain:
         dt = as_dtype(dtype, op)
         sh = normalize_shape(shape, op, dt.itemsize)
         _require_posix(op)
+        self._check_own_process(op)
         n = shape_size(sh)
         nbytes = n * dt.itemsize
         try:
@@ -315,6 +321,22 @@ class SharedMemoryDomain:
         else:
             np.copyto(target.reshape(sh, order="F"), src)
         return out
+
+    def _check_own_process(self, op: str) -> None:
+        # INVARIANT: (domain id, allocation id) names one segment in every process.
+        # A forked child holds a copy of this domain and of its allocation counter;
+        # allocating there would give the child's segment and the parent's next one
+        # the same key.
+        if os.getpid() != self._pid:
+            raise RuntimeStateError(
+                op,
+                f"this domain belongs to process {self._pid} and reached this one "
+                f"({os.getpid()}) by fork; its allocations here would reuse the parent's "
+                "allocation ids. Make a SharedMemoryDomain() in this process (attaching "
+                "the parent's tensors is fine)",
+                kind="FORKED_DOMAIN",
+                owner_pid=self._pid,
+            )
 
     @staticmethod
     def attach(handle: ShareHandle) -> Tensor:

@@ -7,12 +7,19 @@ it. Two tensors are the same physical memory exactly when their keys are equal.
 Plain host tensors have no key (compare their buffer addresses instead).
 
 Domain ids come from one process-wide counter (`AllocationDomainId.fresh`):
-every host buffer imported into a group takes one, so does every domain.
+every host buffer imported into a group takes one, so does every domain. A
+minted id is ``epoch << 64 | serial``: ``serial`` is that counter, ``epoch`` a
+random 64-bit number drawn when the process starts (and again in a forked
+child). Shared memory carries keys between processes, so an id must not be
+unique in one process only: two fresh processes count alike, and a forked child
+starts from its parent's count, so ``serial`` alone would give different memory
+equal keys (see docs/domains.md, "Identities across processes").
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,24 +36,70 @@ __all__ = [
     "next_host_allocation_id",
 ]
 
+#: Bits of a minted domain id below its epoch (the serial number's room).
+EPOCH_SHIFT = 64
+_SERIAL_MASK = (1 << EPOCH_SHIFT) - 1
+
+
+def _new_epoch() -> int:
+    # Never 0: ids a provider numbers itself (small ints) never equal minted ones.
+    return int.from_bytes(os.urandom(8), "little") or 1
+
+
 _lock = threading.Lock()
 _domain_counter = itertools.count(1)
+_epoch = _new_epoch()
+
+
+def _reseed_after_fork() -> None:
+    # INVARIANT: a forked child never mints an id its parent mints too. The counter
+    # carries on from the parent's count in both, so the epoch must differ.
+    global _epoch, _lock
+    _lock = threading.Lock()  # the parent's may have been held by another thread
+    _epoch = _new_epoch()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed_after_fork)
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class AllocationDomainId:
-    """Identity of an allocation domain (a runtime, a shared-memory owner, ...)."""
+    """Identity of an allocation domain (a runtime, a shared-memory owner, ...).
+
+    Ids minted by `fresh` are ``epoch << 64 | serial`` (see the module docstring);
+    an id a provider numbers itself is any int and has epoch 0.
+    """
 
     value: int
 
     @classmethod
     def fresh(cls) -> AllocationDomainId:
-        """A new domain id, unique in this process (global counter)."""
+        """A new domain id: unique across processes, consecutive within one."""
         with _lock:
-            return cls(next(_domain_counter))
+            return cls((_epoch << EPOCH_SHIFT) | next(_domain_counter))
+
+    @property
+    def epoch(self) -> int:
+        """The random number of the process (or fork) that minted it; 0 if not minted."""
+        return self.value >> EPOCH_SHIFT
+
+    @property
+    def serial(self) -> int:
+        """The per-process count (what upstream calls the domain id: 1, 2, 3, ...)."""
+        return self.value & _SERIAL_MASK
+
+    @property
+    def label(self) -> str:
+        """``serial@epoch`` in hex for minted ids, the plain number otherwise."""
+        epoch = self.epoch
+        return f"{self.serial}@{epoch:016x}" if epoch else str(self.value)
 
     def __repr__(self) -> str:
-        return f"AllocationDomainId({self.value})"
+        epoch = self.epoch
+        if not epoch:
+            return f"AllocationDomainId({self.value})"
+        return f"AllocationDomainId(0x{epoch:016x}_{self.serial:016x})"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -109,7 +162,7 @@ class AllocationKey:
             )
 
     def __repr__(self) -> str:
-        return f"AllocationKey({self.domain.value}:{self.local.value})"
+        return f"AllocationKey({self.domain.label}:{self.local.value})"
 
 
 @dataclass(frozen=True, slots=True)
