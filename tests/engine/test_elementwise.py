@@ -111,6 +111,15 @@ def test_a_finite_scalar_overflowing_float32_is_refused(eng: tfr.CpuEngine) -> N
         eng.add(t_([1.0], np.float32), 1e300)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.complex128])
+def test_a_huge_integer_scalar_is_refused_as_out_of_range(eng: tfr.CpuEngine, dtype: Any) -> None:
+    # 10**5000 has more digits than Python will turn into a string.
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.add(t_([1], dtype), -(10**5000))
+    assert err.value.kind == "SCALAR_OUT_OF_RANGE"
+    assert "digits" in str(err.value)
+
+
 def test_two_scalars_are_refused(eng: tfr.CpuEngine) -> None:
     with pytest.raises(tfr.ValidationError, match="at least one operand must be a tensor"):
         eng.add(1, 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,37 @@ def test_fused_results_match_numpy(eng: tfr.CpuEngine, rand: R, expr: str, ref: 
     np.testing.assert_allclose(
         out.to_numpy(), ref(a.to_numpy(), b.to_numpy(), c.to_numpy()), rtol=1e-12
     )
+
+
+def test_a_huge_constant_power_is_refused_without_computing_it(eng: tfr.CpuEngine) -> None:
+    # 7 ** 7 ** 9 has about 113 million bits: folding it took ~47 s.
+    start = time.perf_counter()
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.evaluate("a + 7 ** 7 ** 9", a=t_([1.0]))
+    assert time.perf_counter() - start < 5
+    assert err.value.kind == "SCALAR_OUT_OF_RANGE"
+    assert "7 ** 7 ** 9" in str(err.value)
+
+
+def test_a_constant_power_that_fits_is_still_folded(eng: tfr.CpuEngine) -> None:
+    out = eng.evaluate("a * 2 ** 62 + 10 ** 400 / 10 ** 399", a=t_([1.0]))
+    assert out.to_numpy().tolist() == [2.0**62 + 10.0]
+
+
+def test_a_folded_constant_with_more_digits_than_repr_allows_is_out_of_range(
+    eng: tfr.CpuEngine,
+) -> None:
+    # 4800 digits: Python refuses to turn it into a string for the message.
+    expr = "a + 10 ** 1200 * 10 ** 1200 * 10 ** 1200 * 10 ** 1200"
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.evaluate(expr, a=t_([1], np.int64))
+    assert err.value.kind == "SCALAR_OUT_OF_RANGE"
+
+
+def test_abs_of_a_huge_constant_folds_to_a_typed_error(eng: tfr.CpuEngine) -> None:
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.evaluate("a + abs(-(10 ** 400))", a=t_([1.0]))
+    assert err.value.kind == "SCALAR_OUT_OF_RANGE"
 
 
 def test_a_comparison_gives_bool(eng: tfr.CpuEngine, rand: R) -> None:

@@ -120,6 +120,19 @@ def _scalar_rank(value: Any) -> int:
     return 3
 
 
+def show_scalar(value: Any) -> str:
+    """``repr(value)``, except that a huge integer is described by its size.
+
+    Python refuses to turn an integer of more than 4300 digits into a string
+    (and a message holding hundreds of digits helps nobody).
+    """
+    if isinstance(value, int) and not -(10**40) < value < 10**40:
+        digits = int(abs(value).bit_length() * 0.30103) + 1
+        sign = "-" if value < 0 else ""
+        return f"{sign}<an integer of about {digits} digits>"
+    return repr(value)
+
+
 def weak_scalar(value: Any, dt: DType, op: str) -> Any:
     """``value`` as a numpy scalar of ``dt`` (weak typing), or a `ValidationError`.
 
@@ -137,9 +150,9 @@ def weak_scalar(value: Any, dt: DType, op: str) -> Any:
         kind = ("bool", "int", "float", "complex")[rank]
         raise ValidationError(
             op,
-            f"a {kind} scalar ({value!r}) cannot take the tensor's dtype {dt.name} without "
-            f"losing information; pass a value of the tensor's kind, or convert the tensor "
-            f"(eng.convert) first",
+            f"a {kind} scalar ({show_scalar(value)}) cannot take the tensor's dtype {dt.name} "
+            "without losing information; pass a value of the tensor's kind, or convert the "
+            "tensor (eng.convert) first",
             kind="SCALAR_DTYPE",
             scalar=value,
             dtype=dt,
@@ -153,7 +166,7 @@ def weak_scalar(value: Any, dt: DType, op: str) -> Any:
     if converted is None or (rank >= 1 and np.isfinite(value) and not np.isfinite(converted)):
         raise ValidationError(
             op,
-            f"the scalar {value!r} is out of range for dtype {dt.name}",
+            f"the scalar {show_scalar(value)} is out of range for dtype {dt.name}",
             kind="SCALAR_OUT_OF_RANGE",
             scalar=value,
             dtype=dt,

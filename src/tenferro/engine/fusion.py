@@ -28,6 +28,7 @@ Compiled programs are cached per (expression, operand names and dtypes).
 from __future__ import annotations
 
 import ast
+import math
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -242,6 +243,8 @@ class _Compiler:
         result: DType | None = None,
     ) -> _Node:
         if isinstance(left, _Const) and isinstance(right, _Const):
+            if sym == "**":
+                _check_power(node, left.value, right.value)
             try:
                 value = _fold(sym, left.value, right.value)
             except (ArithmeticError, ValueError, TypeError) as exc:
@@ -276,9 +279,11 @@ class _Compiler:
             (x,) = args
             if isinstance(x, _Const):
                 try:
-                    return _Const(_UNARY_FUNCS[name](x.value).item())
+                    value = _UNARY_FUNCS[name](x.value)
                 except (ArithmeticError, ValueError, TypeError) as exc:
                     raise _unsupported(node, f"the constant part fails: {exc}") from None
+                # numpy gives a numpy scalar, or a Python int for one beyond int64.
+                return _Const(value.item() if isinstance(value, np.generic) else value)
             allowed = _NUMERIC if name == "abs" else _FLOATING
             self.check(node, x.dtype, allowed, name)
             result = x.dtype.real if name == "abs" else x.dtype
@@ -308,6 +313,29 @@ class _Compiler:
                 dtype,
             )
         raise _unsupported(node, f"the function {name!r} is not supported")
+
+
+#: Integer constant powers are folded up to this many bits. Every dtype holds
+#: less (F64 reaches about 2**1024); the bound keeps `7 ** 7 ** 9` from running
+#: for a minute before it is refused.
+MAX_FOLD_BITS = 4096
+
+
+def _check_power(node: ast.AST, a: Any, b: Any) -> None:
+    """Refuse folding an integer power whose result would exceed `MAX_FOLD_BITS`."""
+    if not (isinstance(a, int) and isinstance(b, int)) or b <= 0 or -1 <= a <= 1:
+        return  # floats overflow on their own; 0, 1, -1 and negative powers stay small
+    bits = b * math.log2(abs(a))
+    if bits > MAX_FOLD_BITS:
+        part = ast.unparse(node)
+        raise ValidationError(
+            OP,
+            f"cannot fuse {part!r}: the constant would have about {bits:.3g} bits, beyond "
+            f"any dtype (integer powers are folded up to {MAX_FOLD_BITS} bits); use a "
+            "smaller constant",
+            kind="SCALAR_OUT_OF_RANGE",
+            part=part,
+        )
 
 
 def _fold(sym: str, a: Any, b: Any) -> Any:
