@@ -204,6 +204,38 @@ def test_fused_output_into_out_even_when_out_is_an_operand(eng: tfr.CpuEngine) -
     assert acc.to_numpy().tolist() == [3.0, 5.0]
 
 
+def test_a_zero_divisor_in_a_late_tile_leaves_out_unchanged(eng: tfr.CpuEngine) -> None:
+    n = 300_000  # several tiles: the zero sits in the last one
+    b = np.ones(n, dtype=np.int64)
+    b[-1] = 0
+    out = t_(np.full(n, -7, dtype=np.int64))
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.evaluate("a / b", a=t_(np.ones(n, dtype=np.int64)), b=t_(b), out=out)
+    assert err.value.kind == "DIVISION_BY_ZERO"
+    assert (out.to_numpy() == -7).all()
+
+
+def test_a_negative_exponent_in_a_late_tile_leaves_an_in_place_operand_unchanged(
+    eng: tfr.CpuEngine,
+) -> None:
+    n = 300_000
+    e = np.full(n, 2, dtype=np.int64)
+    e[-1] = -1
+    a = t_(np.full(n, 3, dtype=np.int64))
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.evaluate("a ** e", a=a, e=t_(e), out=a)
+    assert err.value.kind == "NEGATIVE_INTEGER_POWER"
+    assert (a.to_numpy() == 3).all()
+
+
+def test_a_checked_expression_still_writes_out_when_it_succeeds(eng: tfr.CpuEngine) -> None:
+    a = t_([7, -7], np.int64)
+    assert eng.evaluate("a / 2 + a ** 2", a=a, out=a) is a
+    assert a.to_numpy().tolist() == [3 + 49, -4 + 49]
+    del a
+    assert eng.buffer_pool_stats().buffers >= 1  # the staged result went back to the pool
+
+
 def test_a_final_where_cannot_write_over_its_operands(eng: tfr.CpuEngine) -> None:
     a = t_([1.0, 2.0])
     with pytest.raises(tfr.BorrowError):

@@ -23,6 +23,10 @@ It then runs in one pass over memory into one pooled output. Two executors:
   ``maximum``/``minimum`` differ in numexpr and are refused there.
 
 Compiled programs are cached per (expression, operand names and dtypes).
+
+Integer ``/`` and ``**`` check their values tile by tile (a zero divisor, a
+negative exponent), after earlier tiles were written; with ``out=`` such a
+program runs into a pooled buffer that is copied into ``out`` only on success.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from ..errors import ValidationError
 from ..layout import shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ._base import EngineBase, operand
+from ._base import EngineBase, check_out, operand
 from .elementwise import weak_scalar
 
 __all__ = ["FusionOps"]
@@ -123,6 +127,7 @@ class _Program:
     """Straight-line code: instructions over inputs, temporaries and constants."""
 
     __slots__ = (
+        "checked",
         "dtype",
         "inputs",
         "instrs",
@@ -141,6 +146,9 @@ class _Program:
         self.reg_dtypes: list[np.dtype[Any]] = []
         self.nregs = 0
         self.dtype: DType = DType.F64
+        # True when a step can refuse the values mid-way (integer division by
+        # zero, a negative integer power): such a program never writes out= directly.
+        self.checked = False
         self.nex: Any = None
         self.nex_names: list[str] = []
         self.slot_code: tuple[list[tuple[Any, ...]], list[Any]] | None = None
@@ -414,6 +422,7 @@ def _allocate(comp: _Compiler, dtype: DType) -> _Program:
             dying = []
         if kind in ("nonzero", "nonneg"):
             prog.instrs.append((kind, fn, new_args, None))
+            prog.checked = True
             continue
         if i == result_index:
             dst: tuple[Any, ...] = ("out",)
@@ -710,6 +719,19 @@ class FusionOps(EngineBase):
                 total = nd.shape[-1] if nd.ndim else 1
                 _parallel(prog, pool, ordered, nd, total, False, threads)
 
+        if out is not None and prog.checked:
+            # The checks run tile by tile, after earlier tiles were written: compute
+            # into a pooled buffer (given back if a check fails) and copy into out=
+            # only on success, so a refused expression leaves out= as it was.
+            check_out(out, shape, prog.dtype, OP)
+            staged = self.run(OP, shape, prog.dtype, kernel)
+            staged_flat = staged._st.flat
+
+            def copy_kernel(nd: Array) -> None:
+                # staged holds every element of the result: copyto writes all of nd.
+                np.copyto(nd.reshape(-1, order="F"), staged_flat)
+
+            return self.run(OP, shape, prog.dtype, copy_kernel, out, bufs, in_place_ok=True)
         # In place (out= also an operand) is safe when the last step is one ufunc: a
         # tile's earlier steps only write registers, and a ufunc reads each element
         # before writing it. A final `where` writes in two passes, so it is not.
