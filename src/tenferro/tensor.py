@@ -23,7 +23,7 @@ from .errors import (
 from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
 from .layout import col_major_strides, normalize_shape, shape_size
 from .placement import HOST_PLACEMENT, Placement
-from .storage.host import HostBuffer, shared_refusal
+from .storage.host import HostBuffer, read_only_refusal, shared_refusal
 
 if TYPE_CHECKING:
     from .storage.identity import AllocationDomainId, AllocationId
@@ -415,6 +415,11 @@ class Tensor:
         on exit every array handed out becomes read-only.
         """
         op = "Tensor.map_write"
+        st = self._live(op)
+        if st.__class__ is not HostBuffer and getattr(st, "read_only", False):
+            # An attached tensor may share its owner's HostBuffer (same process),
+            # whose memory is writable: the refusal is the tensor's, not the buffer's.
+            raise read_only_refusal(op)
         buf, offset = self._resolve(op, mapped=True)
         borrow = ExclusiveBorrow(buf, op)
         return HostWriteGuard(borrow, self._dtype.numpy, offset, self._shape)

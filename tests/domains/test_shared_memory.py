@@ -187,6 +187,23 @@ def test_attached_tensor_is_read_only() -> None:
     assert err.value.kind == "READ_ONLY"
 
 
+def test_the_owner_cannot_map_write_while_an_in_process_readers_array_lives() -> None:
+    t = shared([1, 2])
+    a = tfr.SharedMemoryDomain.attach(t.share_handle())
+    guard = a.map_read()
+    with pytest.raises(tfr.BorrowError) as err:
+        t.map_write()
+    assert (err.value.kind, guard.array.tolist()) == ("ALIASED", [1.0, 2.0])
+
+
+def test_an_in_process_reader_cannot_map_read_while_the_owner_writes() -> None:
+    t = shared([1, 2])
+    a = tfr.SharedMemoryDomain.attach(t.share_handle())
+    with t.map_write(), pytest.raises(tfr.BorrowError) as err:
+        a.map_read()
+    assert err.value.kind == "EXCLUSIVELY_BORROWED"
+
+
 def test_attached_arrays_cannot_be_made_writable() -> None:
     t = shared([1])
     a = tfr.SharedMemoryDomain.attach(t.share_handle())

@@ -47,9 +47,14 @@ from ..errors import AccessError, HostAccessError, RuntimeStateError, Validation
 from ..layout import normalize_shape, shape_size
 from ..placement import MemoryKind, Placement
 from ..storage.group import GroupTensorRef, tensor_from_owner
-from ..storage.host import shared_refusal
+from ..storage.host import HostBuffer, shared_refusal
 from ..storage.identity import AllocationDomainId, AllocationId, AllocationIdCounter
-from ..storage.root import BackendStorageBase, ProviderCapabilities, import_backend_buffer
+from ..storage.root import (
+    BackendStorageBase,
+    OwnedStorage,
+    ProviderCapabilities,
+    import_backend_buffer,
+)
 from ..tensor import Tensor
 
 __all__ = [
@@ -64,6 +69,11 @@ __all__ = [
 SHARED_HOST_PLACEMENT = Placement(MemoryKind.SHARED_HOST, None, None)
 
 _FAMILY = "shared-memory"
+
+#: Segment name -> the owner (in this process) of the segment's memory, while it
+#: lives. An attach in the allocating process reads through that owner's
+#: HostBuffer, so the owner's writes and the reader's reads count each other.
+_owners: weakref.WeakValueDictionary[str, OwnedStorage] = weakref.WeakValueDictionary()
 
 
 def _require_posix(op: str) -> None:
@@ -291,7 +301,9 @@ class SharedMemoryDomain:
         buf = SharedMemoryBuffer(
             mm, shm.name, shm.size, dt, n, self._id, self._ids.next(), self, shm
         )
-        return tensor_from_owner(import_backend_buffer(buf, dt), dt, sh, op)
+        owner = import_backend_buffer(buf, dt)
+        _owners[shm.name] = owner
+        return tensor_from_owner(owner, dt, sh, op)
 
     def copy_from(self, source: Any) -> Tensor:
         """A new tensor in this domain with the elements of ``source`` (a Tensor or array).
@@ -344,7 +356,10 @@ class SharedMemoryDomain:
 
         The tensor has the owner's allocation identity and memory kind SHARED_HOST.
         Raises `HostAccessError` kind SEGMENT_GONE when the owner has already dropped
-        the tensor. Ownership: the attached tensor owns only its mapping.
+        the tensor. In the process that allocated the tensor, the attached tensor
+        reads through the owner's host buffer, so each refuses to write while the
+        other's arrays live (and to read while the other writes). Ownership: the
+        attached tensor owns only its mapping.
         """
         op = "SharedMemoryDomain.attach"
         if not isinstance(handle, ShareHandle):
@@ -385,6 +400,7 @@ class SharedMemoryDomain:
             None,
         )
         owner = import_backend_buffer(buf, handle.dtype)
+        owner.read_through(_owner_host(op, handle, owner))
         return tensor_from_owner(owner, handle.dtype, handle.shape, op)
 
     def __reduce__(self) -> NoReturn:
@@ -397,6 +413,28 @@ class SharedMemoryDomain:
 
     def __repr__(self) -> str:
         return f"SharedMemoryDomain({self._id!r})"
+
+
+def _owner_host(op: str, handle: ShareHandle, reader: OwnedStorage) -> HostBuffer | None:
+    """The host buffer of the segment's owner when it lives in this process, else None."""
+    owner = _owners.get(handle.name)
+    if owner is None:
+        return None  # another process's segment (or a dropped one): map it alone
+    if (
+        owner.key != reader.key
+        or owner.dtype is not reader.dtype
+        or owner.extent.byte_len < reader.extent.byte_len
+    ):
+        raise ValidationError(
+            op,
+            f"the handle describes segment {handle.name} as {reader.dtype.name} "
+            f"{list(handle.shape)} of {reader.key!r}, but this process allocated it as "
+            f"{owner.extent.byte_len} bytes of {owner.dtype.name} of {owner.key!r}; pass "
+            "the handle that share_handle() returned",
+            kind="INVALID_HANDLE",
+            name=handle.name,
+        )
+    return owner.host_view(op)
 
 
 def shared_buffer_of(t: Tensor, op: str) -> SharedMemoryBuffer | None:

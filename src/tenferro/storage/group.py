@@ -183,7 +183,7 @@ class GroupTensorRef:
     """A group-backed tensor's storage: its private one-entry group, and cached access.
 
     Provides what `Tensor` expects of a non-host storage: ``placement``,
-    ``allocation_domain``, ``allocation_id``, ``host_addressable``,
+    ``allocation_domain``, ``allocation_id``, ``host_addressable``, ``read_only``,
     ``host_buffer(op, mapped)`` and ``duplicate(tensor, op)``.
     """
 
@@ -197,6 +197,7 @@ class GroupTensorRef:
         "host_addressable",
         "owner",
         "placement",
+        "read_only",
         "record",
     )
 
@@ -209,6 +210,9 @@ class GroupTensorRef:
         self.allocation_domain: AllocationDomainId = key.domain
         self.allocation_id: AllocationId = key.local
         self.host_addressable: bool = owner.host_addressable
+        # Checked by Tensor.map_write: a read-only owner may share its HostBuffer
+        # with a writable one, so the buffer alone cannot refuse the write.
+        self.read_only: bool = owner.read_only
         # INVARIANT: a host root's buffer is the tensor's buffer for life; a provider
         # root's mapping is made on the first mapped access and cached by the owner.
         self._buf: HostBuffer | None = owner.mapped if self.host_addressable else None

@@ -252,6 +252,17 @@ class HostBuffer:
             pool.recycle(self.owner, self.alias_count())
 
 
+def read_only_refusal(op: str) -> BorrowError:
+    """The error for a write through a tensor that may only read (an attached one)."""
+    return BorrowError(
+        op,
+        "this tensor is a read-only mapping (a shared-memory tensor attached with "
+        "SharedMemoryDomain.attach) and cannot be borrowed for writing; write through "
+        "the owner's tensor, or download() a host copy and write that",
+        kind="READ_ONLY",
+    )
+
+
 def shared_refusal(op: str, holder: str) -> BorrowError:
     """The error for a shared borrow attempted while ``holder`` borrows exclusively."""
     return BorrowError(

@@ -457,10 +457,11 @@ class OwnedStorage:
 
     Not copyable, not picklable. The host view of a mappable provider root is
     made once and cached, so that every borrow of that memory goes through one
-    `HostBuffer` and alias counting works as for plain host memory.
+    `HostBuffer` and alias counting works as for plain host memory. A read-only
+    owner (an attached shared-memory tensor, see `read_through`) refuses writes.
     """
 
-    __slots__ = ("_host", "_placement", "claim", "dtype", "pin")
+    __slots__ = ("__weakref__", "_host", "_placement", "_read_only", "claim", "dtype", "pin")
 
     def __init__(
         self,
@@ -475,6 +476,7 @@ class OwnedStorage:
         self.dtype = dtype
         self._placement = placement
         self._host = host
+        self._read_only = False
 
     # -- identity ---------------------------------------------------------------------
     @property
@@ -513,6 +515,36 @@ class OwnedStorage:
     def mapped(self) -> HostBuffer | None:
         """The host buffer over this root if one exists already (no mapping is made)."""
         return self._host
+
+    @property
+    def read_only(self) -> bool:
+        """True when this owner may only read its memory (`read_through`)."""
+        return self._read_only
+
+    def read_through(self, host: HostBuffer | None = None) -> None:
+        """Make this owner read-only, reading through ``host`` when one is given.
+
+        ``host`` is the `HostBuffer` of another owner of the same memory in this
+        process (a shared-memory tensor attached where it was allocated): reading
+        through it means both count one set of aliases, so neither can write while
+        the other reads. Call before the owner is wrapped in a tensor.
+        """
+        if host is not None:
+            if self._host is not None:
+                raise GroupError(
+                    "OwnedStorage.read_through",
+                    "this owner already has a host view of its own",
+                    kind="ALREADY_MAPPED",
+                )
+            if host.dtype != self.dtype.numpy or host.flat.nbytes < self.extent.byte_len:
+                raise GroupError(
+                    "OwnedStorage.read_through",
+                    f"the shared host buffer ({len(host)} x {host.dtype}) does not cover this "
+                    f"owner's {self.extent.byte_len} bytes of {self.dtype.name}",
+                    kind="INVALID_LAYOUT",
+                )
+            self._host = host
+        self._read_only = True
 
     # -- access ----------------------------------------------------------------------
     def host_view(self, op: str) -> HostBuffer:
