@@ -241,3 +241,76 @@ def test_from_numpy_of_a_list_needs_copy_true() -> None:
 def test_from_numpy_keeps_the_shape_of_a_rank_0_array() -> None:
     t = tfr.from_numpy(np.array(7.0))
     assert (t.shape, t.to_numpy().item()) == ((), 7.0)
+
+
+# -- the base chain of an adopted view -----------------------------------------------------
+class _Sub(np.ndarray):
+    """A subclass, so that numpy keeps a three-array base chain: view -> middle -> base."""
+
+
+def three_chain(n: int = 8) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    base = np.arange(float(n))
+    middle = base.view(_Sub)
+    view = middle[2:6]
+    assert view.base is middle and middle.base is base
+    return view, middle, base
+
+
+def test_adopting_a_view_freezes_its_base() -> None:
+    big = np.arange(10.0)
+    tfr.Tensor.from_vec_col_major((4,), big[2:6])
+    assert not big.flags.writeable
+
+
+def test_from_numpy_of_an_f_ordered_reshape_freezes_its_1d_base() -> None:
+    arr = np.arange(6.0).reshape(2, 3, order="F")
+    tfr.from_numpy(arr)
+    assert not arr.base.flags.writeable
+
+
+def test_adopting_a_view_freezes_every_array_of_its_base_chain() -> None:
+    view, middle, base = three_chain()
+    tfr.Tensor.from_vec_col_major((4,), view)
+    assert [a.flags.writeable for a in (view, middle, base)] == [False, False, False]
+
+
+def test_an_overlapping_view_of_an_adopted_base_is_refused_as_read_only() -> None:
+    big = np.arange(10.0)
+    t1 = tfr.Tensor.from_vec_col_major((4,), big[2:6])
+    with pytest.raises(tfr.ValidationError) as err:
+        tfr.Tensor.from_vec_col_major((4,), big[4:8])
+    assert err.value.kind == "READ_ONLY"
+    assert t1.host_data().tolist() == [2.0, 3.0, 4.0, 5.0]
+
+
+def test_a_writable_view_whose_base_was_adopted_is_refused_naming_copy_true() -> None:
+    big = np.arange(10.0)
+    later = big[4:8]  # made before big was frozen, so still writable itself
+    tfr.Tensor.from_vec_col_major((4,), big[2:6])
+    with pytest.raises(tfr.ValidationError, match=r"copy=True") as err:
+        tfr.Tensor.from_vec_col_major((4,), later)
+    assert err.value.kind == "READ_ONLY"
+
+
+def test_from_numpy_refuses_a_writable_view_of_a_read_only_base() -> None:
+    base = np.zeros(6)
+    arr = base.reshape(2, 3, order="F")
+    base.flags.writeable = False
+    with pytest.raises(tfr.ValidationError) as err:
+        tfr.from_numpy(arr)
+    assert (err.value.op, err.value.kind) == ("tenferro.from_numpy", "READ_ONLY")
+
+
+def test_a_refused_adoption_freezes_no_array_of_the_chain() -> None:
+    view, middle, base = three_chain()
+    base.flags.writeable = False
+    with pytest.raises(tfr.ValidationError):
+        tfr.Tensor.from_vec_col_major((4,), view)
+    assert (view.flags.writeable, middle.flags.writeable) == (True, True)
+
+
+def test_adopting_an_array_handed_out_by_an_exclusive_borrow_is_refused() -> None:
+    owner = tfr.Tensor.from_vec_col_major((4,), np.zeros(4))
+    with owner.map_write() as w, pytest.raises(tfr.ValidationError) as err:
+        tfr.Tensor.from_vec_col_major((4,), w.array)
+    assert err.value.kind == "TENSOR_MEMORY"

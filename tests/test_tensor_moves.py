@@ -180,3 +180,47 @@ def test_implicit_copies_are_refused_with_the_named_alternatives(implicit) -> No
     with pytest.raises(tfr.BorrowError, match="duplicate") as err:
         implicit(t)
     assert err.value.kind == "IMPLICIT_COPY"
+
+
+def test_into_vec_col_major_of_an_adopted_view_returns_the_view_and_thaws_its_base() -> None:
+    big = np.arange(10.0)
+    view = big[2:6]
+    _, vec = tfr.Tensor.from_vec_col_major((4,), view).into_vec_col_major()
+    assert vec is view
+    assert (vec.flags.writeable, big.flags.writeable) == (True, True)
+
+
+def test_into_vec_col_major_thaws_every_array_it_froze_in_a_base_chain() -> None:
+    base = np.arange(8.0)
+    middle = base.view(_Sub)
+    view = middle[2:6]
+    _, vec = tfr.Tensor.from_vec_col_major((4,), view).into_vec_col_major()
+    assert [a.flags.writeable for a in (vec, middle, base)] == [True, True, True]
+
+
+def test_into_vec_col_major_of_an_f_ordered_reshape_thaws_its_base() -> None:
+    arr = np.arange(6.0).reshape(2, 3, order="F")
+    _, vec = tfr.from_numpy(arr).into_vec_col_major()
+    assert (arr.flags.writeable, arr.base.flags.writeable, vec.flags.writeable) == (
+        True,
+        True,
+        True,
+    )
+
+
+def test_a_returned_base_can_be_adopted_again() -> None:
+    big = np.arange(10.0)
+    tfr.Tensor.from_vec_col_major((4,), big[2:6]).into_vec_col_major()
+    t = tfr.Tensor.from_vec_col_major((10,), big)
+    assert addr(t.host_data()) == addr(big)
+
+
+def test_into_vec_col_major_of_a_promoted_view_thaws_its_base() -> None:
+    big = np.arange(10.0)
+    view = big[2:6]
+    _, vec = tfr.Tensor.from_vec_col_major((4,), view).promote().into_vec_col_major()
+    assert (vec is view, big.flags.writeable) == (True, True)
+
+
+class _Sub(np.ndarray):
+    """A subclass, so that numpy keeps a three-array base chain: view -> middle -> base."""

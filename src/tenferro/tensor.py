@@ -7,12 +7,13 @@ Every public method states its ownership effect: adopts, borrows, moves or copie
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
-from .borrow import as_memoryview
+from .borrow import _WriteMemory, as_memoryview
 from .copies import record_copy
 from .dtype import DType, as_dtype, dtype_of_array
 from .errors import (
@@ -630,14 +631,55 @@ def _check_length(op: str, shape: Shape, length: int) -> None:
         )
 
 
+def _base_chain(data: np.ndarray[Any, Any]) -> tuple[list[np.ndarray[Any, Any]], object]:
+    """``data`` and the ndarrays under it (inner first), and the object ending the chain.
+
+    These are the arrays that can see ``data``'s memory and that tenferro can freeze.
+    The chain ends at None (an array owning its memory) or at an object that is not
+    an ndarray (bytes, bytearray, mmap, memoryview, a DLPack capsule, an
+    ``__array_interface__`` holder): that object, and anything else built on it,
+    is out of tenferro's reach (see "What is tracked" in docs/storage.md).
+    """
+    chain = [data]
+    base = data.base
+    while isinstance(base, np.ndarray):
+        chain.append(base)
+        base = base.base
+    return chain, base
+
+
+def _unadoptable(data: np.ndarray[Any, Any]) -> tuple[str, str] | None:
+    """``(kind, why)`` when adopting ``data`` would share memory someone else owns."""
+    chain, end = _base_chain(data)
+    if isinstance(end, _WriteMemory):
+        return (
+            "TENSOR_MEMORY",
+            "data was handed out by an exclusive borrow (map_write, as_view_mut), so its "
+            "memory belongs to that tensor",
+        )
+    for i, arr in enumerate(chain):
+        if not arr.flags.writeable:
+            if i == 0:
+                return "READ_ONLY", "data is read-only (perhaps already adopted by another tensor)"
+            return (
+                "READ_ONLY",
+                f"data is a view of a read-only array of shape {arr.shape} (perhaps adopted "
+                "by another tensor through another view)",
+            )
+    return None
+
+
 def _check_adoptable(op: str, data: np.ndarray[Any, Any]) -> None:
-    if not data.flags.writeable:
+    """Refuse ``data`` before anything is frozen: a refused adoption changes nothing."""
+    refusal = _unadoptable(data)
+    if refusal is not None:
+        kind, why = refusal
         raise ValidationError(
             op,
-            "data is read-only (perhaps already adopted by another tensor); adopting it "
-            "would share memory tenferro cannot own; pass a writable array, or use "
-            "tenferro.from_numpy(arr, copy=True) for a named copy",
-            kind="READ_ONLY",
+            f"{why}; adopting it would share memory tenferro cannot own; pass a writable "
+            "array that no tensor holds, or use tenferro.from_numpy(arr, copy=True) for a "
+            "named copy",
+            kind=kind,
         )
     if not (data.flags.f_contiguous or data.flags.c_contiguous):
         raise ValidationError(
@@ -648,13 +690,34 @@ def _check_adoptable(op: str, data: np.ndarray[Any, Any]) -> None:
         )
 
 
-def _adopt(data: np.ndarray[Any, Any], flat_view: np.ndarray[Any, Any]) -> HostBuffer:
-    """Adopt ``data`` (whose elements ``flat_view`` lists column-major): zero copy."""
+def _adopt(
+    data: np.ndarray[Any, Any],
+    flat_view: np.ndarray[Any, Any],
+    origin: np.ndarray[Any, Any] | None = None,
+) -> HostBuffer:
+    """Adopt ``data`` (whose elements ``flat_view`` lists column-major): zero copy.
+
+    Freezes ``data`` and every ndarray base under it, so that neither they nor
+    views taken of them later can write the memory (and a later adoption of an
+    overlapping view is refused as read-only). ``origin`` is the caller's handle
+    when it is another array over the same memory (a DLPack producer); its chain
+    is frozen too, and it is what `into_vec_col_major` gives back. The buffer
+    records the frozen arrays (``frozen``) so that release thaws exactly those.
+    Callers refuse first (`_unadoptable`), so a refused adoption freezes nothing.
+    """
     # INVARIANT: the writable array is made before freezing `data`, and is built on
     # a memoryview so that tenferro's own views never collapse onto `data`.
     owner = np.frombuffer(as_memoryview(flat_view), dtype=flat_view.dtype)
-    data.flags.writeable = False
-    return HostBuffer(owner, owner, None, data)
+    frozen = _base_chain(data)[0]
+    if origin is None:
+        origin = data
+    else:
+        frozen += [a for a in _base_chain(origin)[0] if not any(a is f for f in frozen)]
+    for arr in frozen:
+        arr.flags.writeable = False
+    buf = HostBuffer(owner, owner, None, origin)
+    buf.frozen = tuple(frozen)
+    return buf
 
 
 def _is_array_like(data: Any) -> bool:
@@ -709,17 +772,26 @@ def _build_from_sequence(
 
 
 def _release_host_buffer(buf: HostBuffer) -> np.ndarray[Any, Any]:
-    """Hand a host buffer's memory to the caller: writable, no pool link."""
+    """Hand a host buffer's memory to the caller: writable, no pool link.
+
+    An adopted buffer gives back the caller's own array after thawing exactly the
+    arrays adoption froze, outermost base first (numpy makes a view writable only
+    while a base under it is). When the caller's array cannot be thawed (an array
+    DLPack built over a producer's capsule), tenferro's writable array is returned.
+    """
     buf.detach_recycler()
     origin = buf.origin
-    if origin is not None:
-        try:
-            origin.flags.writeable = True
-        except ValueError:
-            return buf.flat
-        buf.origin = None
-        return origin if origin.ndim == 1 else origin.reshape(-1, order="F")
-    return buf.flat
+    if origin is None:
+        return buf.flat
+    for arr in reversed(getattr(buf, "frozen", (origin,))):
+        # numpy refuses to thaw an array over a capsule or another foreign buffer.
+        with contextlib.suppress(ValueError):
+            arr.flags.writeable = True
+    if not origin.flags.writeable:
+        return buf.flat
+    buf.origin = None
+    buf.frozen = ()
+    return origin if origin.ndim == 1 else origin.reshape(-1, order="F")
 
 
 def from_numpy(arr: Any, copy: bool = False) -> Tensor:

@@ -239,3 +239,36 @@ def test_from_dlpack_of_a_torch_tensor_that_requires_grad_is_a_typed_error() -> 
         from_dlpack(torch.ones(3, requires_grad=True))
     assert info.value.kind == "PRODUCER_REFUSED"
     assert "detach" in str(info.value)
+
+
+def test_from_dlpack_of_a_numpy_view_freezes_its_base() -> None:
+    big = np.arange(10.0)
+    from_dlpack(big[2:6])
+    assert not big.flags.writeable
+
+
+def test_from_dlpack_of_a_numpy_view_gives_back_the_view_and_its_base_writable() -> None:
+    big = np.arange(10.0)
+    view = big[2:6]
+    _, vec = from_dlpack(view).into_vec_col_major()
+    assert (vec is view, vec.flags.writeable, big.flags.writeable) == (True, True, True)
+
+
+def test_from_dlpack_copy_false_refuses_a_view_of_an_adopted_base() -> None:
+    big = np.arange(10.0)
+    later = big[4:8]
+    t1 = tfr.Tensor.from_vec_col_major((4,), big[2:6])
+    with pytest.raises(BufferError) as info:
+        from_dlpack(later, copy=False)
+    assert info.value.kind == "COPY_REQUIRED"
+    assert later.flags.writeable
+    del t1
+
+
+def test_from_dlpack_copies_a_view_of_an_adopted_base_by_default() -> None:
+    big = np.arange(10.0)
+    later = big[4:8]
+    tfr.Tensor.from_vec_col_major((4,), big[2:6])
+    before = tfr.copy_stats().copies
+    t = from_dlpack(later)
+    assert (_address(t) != later.ctypes.data, tfr.copy_stats().copies) == (True, before + 1)

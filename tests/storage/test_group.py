@@ -277,19 +277,18 @@ def test_the_same_tensor_twice_is_aliased_allocation() -> None:
 
 
 def test_tensors_over_overlapping_memory_are_aliased_allocation() -> None:
-    base = np.arange(8.0)
-    left, right = base[:5], base[3:]  # views made before adopting are not tracked
-    a = tfr.Tensor.from_vec_col_major((5,), left)
-    b = tfr.Tensor.from_vec_col_major((5,), right)
+    shared = bytearray(np.arange(8.0).tobytes())  # not an ndarray: adoption cannot freeze it
+    a = tfr.Tensor.from_vec_col_major((5,), np.frombuffer(shared, count=5))
+    b = tfr.Tensor.from_vec_col_major((5,), np.frombuffer(shared, offset=3 * 8))
     with pytest.raises(tfr.GroupError) as err:
         tfr.AllocationGroup.from_tensors([a, b])
     assert (err.value.kind, a.is_moved, b.is_moved) == ("ALIASED_ALLOCATION", False, False)
 
 
 def test_appending_memory_the_group_already_owns_is_aliased_allocation() -> None:
-    base = np.arange(8.0)
-    a = tfr.Tensor.from_vec_col_major((4,), base[:4])
-    b = tfr.Tensor.from_vec_col_major((6,), base[2:])
+    shared = bytearray(np.arange(8.0).tobytes())  # not an ndarray: adoption cannot freeze it
+    a = tfr.Tensor.from_vec_col_major((4,), np.frombuffer(shared, count=4))
+    b = tfr.Tensor.from_vec_col_major((6,), np.frombuffer(shared, offset=2 * 8))
     group, _ = tfr.AllocationGroup.from_tensors([a])
     with pytest.raises(tfr.GroupError) as err:
         group.append_tensor(b)

@@ -153,7 +153,7 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
     ``copy=None`` makes a named copy and ``copy=False`` raises `InteropError`
     (a ``BufferError``). ``copy=True`` always makes a named copy.
     """
-    from ..tensor import Tensor, _adopt
+    from ..tensor import Tensor, _adopt, _unadoptable
 
     op = "tenferro.from_dlpack"
     _check_copy_flag(op, copy)
@@ -194,11 +194,17 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
         return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
     dt = dtype_of_array(view, op)
     shape = tuple(int(d) for d in view.shape)
+    producer = x if isinstance(x, np.ndarray) else None
     reason = None
     if not view.flags.writeable:
         reason = "the producer exported read-only memory"
     elif not view.flags.f_contiguous:
         reason = f"the memory is not column-major (strides {view.strides})"
+    elif producer is not None:
+        # A numpy producer is frozen with its bases, as in from_numpy; memory that
+        # one of them shares with another owner cannot be adopted.
+        refusal = _unadoptable(producer)
+        reason = None if refusal is None else refusal[1]
     if copy is True or reason is not None:
         if copy is False:
             raise InteropError(
@@ -210,9 +216,7 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
         flat = np.empty(view.size, dtype=dt.numpy)
         flat.reshape(shape, order="F")[...] = view
         return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
-    buf = _adopt(view, view.reshape(-1, order="F"))
-    if isinstance(x, np.ndarray) and x.flags.writeable:
-        # Freeze the numpy producer's own handle too: it sees the same memory.
-        x.flags.writeable = False
-        buf.origin = x
+    # The numpy producer's own handle (and its bases) see the same memory: frozen
+    # too, and given back by into_vec_col_major.
+    buf = _adopt(view, view.reshape(-1, order="F"), producer)
     return Tensor._wrap(shape, dt, buf)

@@ -47,10 +47,16 @@ class HostBuffer:
         "_stale",
         "exclusive",
         "flat",
+        "frozen",
         "origin",
         "owner",
         "recycler",
     )
+
+    # Set only by adoption (unset elsewhere, so engine outputs pay nothing for it):
+    # every array adoption froze, the caller's array first and then its ndarray
+    # bases outwards; releasing the buffer thaws exactly these, outermost first.
+    frozen: tuple[np.ndarray[Any, Any], ...]
 
     def __init__(
         self,
