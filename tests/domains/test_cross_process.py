@@ -225,6 +225,12 @@ def test_a_pool_worker_cannot_write(pool: Any) -> None:
     assert (seen["map_write"], seen["array_writable"]) == ("BorrowError:READ_ONLY", False)
 
 
+def test_a_handle_a_pool_worker_shares_again_names_the_owners_pid(pool: Any) -> None:
+    t = written()
+    again = pool.apply_async(_children.reshare, (t.share_handle(),)).get(TIMEOUT)
+    assert (again.owner_pid, again.name) == (os.getpid(), t.share_handle().name)
+
+
 def test_pool_workers_leave_the_owners_segment_in_place(pool: Any) -> None:
     # Forked workers hold copies of the owner's objects: they must never unlink.
     t = written()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import pickle
@@ -217,6 +218,48 @@ def test_attached_tensor_cannot_be_duplicated_in_place() -> None:
     with pytest.raises(tfr.HostAccessError) as err:
         a.duplicate()
     assert err.value.kind == "FOREIGN_DOMAIN"
+
+
+def test_attach_of_a_handle_whose_shape_exceeds_the_segment_is_refused() -> None:
+    h = shared([1, 2]).share_handle()
+    with pytest.raises(tfr.AccessError) as err:
+        tfr.SharedMemoryDomain.attach(dataclasses.replace(h, shape=(1000,)))
+    assert (err.value.op, err.value.kind) == ("SharedMemoryDomain.attach", "LENGTH_MISMATCH")
+
+
+@pytest.mark.parametrize("dtype", ["float64", np.dtype("float16"), None])
+def test_attach_of_a_handle_whose_dtype_is_not_a_tenferro_dtype_is_refused(dtype: Any) -> None:
+    h = shared([1, 2]).share_handle()
+    with pytest.raises(tfr.ValidationError) as err:
+        tfr.SharedMemoryDomain.attach(dataclasses.replace(h, dtype=dtype))
+    assert (err.value.op, err.value.kind) == ("SharedMemoryDomain.attach", "INVALID_HANDLE")
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("name", 7),
+        ("name", ""),
+        ("shape", (-1,)),
+        ("shape", "2"),
+        ("segment_bytes", "16"),
+        ("segment_bytes", True),
+        ("domain", -1),
+        ("allocation", 1.0),
+        ("owner_pid", None),
+    ],
+)
+def test_attach_of_a_malformed_handle_is_a_validation_error_naming_attach(
+    field: str, value: Any
+) -> None:
+    h = shared([1, 2]).share_handle()
+    with pytest.raises(tfr.ValidationError) as err:
+        tfr.SharedMemoryDomain.attach(dataclasses.replace(h, **{field: value}))
+    assert err.value.op == "SharedMemoryDomain.attach"
+
+
+def test_share_handle_records_the_owners_pid() -> None:
+    assert shared([1]).share_handle().owner_pid == os.getpid()
 
 
 def test_attach_of_something_else_is_a_validation_error() -> None:

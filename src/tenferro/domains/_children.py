@@ -19,6 +19,7 @@ __all__ = [
     "mint_domain_id",
     "own_and_share",
     "report_sum",
+    "reshare",
     "sum_shared",
 ]
 
@@ -149,3 +150,9 @@ def allocate_in_inherited_domain(domain: SharedMemoryDomain, conn: Any) -> None:
     except TenferroError as exc:
         conn.send(f"{type(exc).__name__}:{exc.kind}")
     conn.close()
+
+
+def reshare(handle: ShareHandle) -> ShareHandle:
+    """Attach ``handle`` and share the attached tensor again (what a reader passes on)."""
+    again: ShareHandle = SharedMemoryDomain.attach(handle).share_handle()
+    return again

@@ -44,7 +44,7 @@ import numpy as np
 from ..copies import record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import AccessError, HostAccessError, RuntimeStateError, ValidationError
-from ..layout import normalize_shape, shape_size
+from ..layout import normalize_shape, shape_size, strict_index
 from ..placement import MemoryKind, Placement
 from ..storage.group import GroupTensorRef, tensor_from_owner
 from ..storage.host import HostBuffer, shared_refusal
@@ -123,9 +123,12 @@ def _unlink_segment(shm: shared_memory.SharedMemory, pid: int) -> None:
 class ShareHandle:
     """What another process needs to attach a shared-memory tensor (small, picklable).
 
-    Holds the segment name and size, the element type and shape, and the
-    allocation identity. It grants read access to anyone who can open the segment
-    (same user); it does not keep the segment alive.
+    Holds the segment name and size, the element type and shape, the allocation
+    identity (``domain``, ``allocation``: the owner's key, the same in every
+    process) and ``owner_pid``, the process that created the segment and unlinks it
+    (also in a handle a reader shares again). It grants read access to anyone who
+    can open the segment (same user); it does not keep the segment alive.
+    `SharedMemoryDomain.attach` validates every field.
     """
 
     name: str
@@ -165,6 +168,7 @@ class SharedMemoryBuffer(BackendStorageBase):
         "_n",
         "domain",
         "name",
+        "owner_pid",
         "segment_bytes",
         "writable",
     )
@@ -180,6 +184,7 @@ class SharedMemoryBuffer(BackendStorageBase):
         alloc_id: AllocationId,
         domain: SharedMemoryDomain | None,
         shm: shared_memory.SharedMemory | None,
+        owner_pid: int | None = None,
     ) -> None:
         self._mm = mm
         self.name = name
@@ -191,8 +196,11 @@ class SharedMemoryBuffer(BackendStorageBase):
         #: The domain that allocated this buffer (None when attached from elsewhere).
         self.domain = domain
         self.writable = shm is not None
+        #: The process that created the segment (and unlinks it): this one for the
+        #: owner's buffer, the handle's ``owner_pid`` for an attached one.
+        self.owner_pid = os.getpid() if owner_pid is None else owner_pid
         if shm is not None:
-            weakref.finalize(self, _unlink_segment, shm, os.getpid())
+            weakref.finalize(self, _unlink_segment, shm, self.owner_pid)
 
     def allocation_domain(self) -> AllocationDomainId | None:
         return self._domain_id
@@ -368,17 +376,21 @@ class SharedMemoryDomain:
                 f"expected a ShareHandle (from Tensor.share_handle()), got {type(handle).__name__}",
                 kind="INVALID_ARGUMENT",
             )
+        # A handle is plain data that anyone can build or unpickle: check it all here,
+        # not at the first read of a mapping it describes wrongly.
+        handle = _checked_handle(op, handle)
         _require_posix(op)
         try:
             mm = _map_segment(op, handle.name, handle.segment_bytes, writable=False)
         except FileNotFoundError:
             raise HostAccessError(
                 op,
-                f"shared-memory segment {handle.name} no longer exists: its owner dropped "
-                "the tensor (or exited) before this attach; keep the owner's tensor alive "
-                "until every reader has attached",
+                f"shared-memory segment {handle.name} no longer exists: its owner (process "
+                f"{handle.owner_pid}) dropped the tensor (or exited) before this attach; keep "
+                "the owner's tensor alive until every reader has attached",
                 kind="SEGMENT_GONE",
                 name=handle.name,
+                owner_pid=handle.owner_pid,
             ) from None
         except OSError as exc:
             raise HostAccessError(
@@ -398,6 +410,7 @@ class SharedMemoryDomain:
             handle.allocation_id,
             None,
             None,
+            handle.owner_pid,
         )
         owner = import_backend_buffer(buf, handle.dtype)
         owner.read_through(_owner_host(op, handle, owner))
@@ -413,6 +426,60 @@ class SharedMemoryDomain:
 
     def __repr__(self) -> str:
         return f"SharedMemoryDomain({self._id!r})"
+
+
+def _checked_handle(op: str, handle: ShareHandle) -> ShareHandle:
+    """``handle`` with every field validated and normalised (plain ints, a shape tuple).
+
+    Malformed fields are `ValidationError` kind INVALID_HANDLE (a bad shape keeps the
+    shape check's kind); a shape needing more bytes than the segment is `AccessError`
+    kind LENGTH_MISMATCH. All name ``op``.
+    """
+
+    def refuse(what: str) -> NoReturn:
+        raise ValidationError(
+            op,
+            f"the handle's {what}; pass the handle that Tensor.share_handle() returned",
+            kind="INVALID_HANDLE",
+        )
+
+    def count(field: str, minimum: int) -> int:
+        value = getattr(handle, field)
+        try:
+            n = strict_index(value)
+        except TypeError:
+            refuse(f"{field} must be an int, got {value!r}")
+        if n < minimum:
+            refuse(f"{field} must be >= {minimum}, got {n}")
+        return n
+
+    name = handle.name
+    if not isinstance(name, str) or not name or "/" in name or "\x00" in name:
+        refuse(f"segment name {name!r} is not the name of a shared-memory segment")
+    dtype = handle.dtype
+    if not isinstance(dtype, DType):
+        refuse(f"dtype {dtype!r} is not a tenferro DType")
+    shape = normalize_shape(handle.shape, op, dtype.itemsize)
+    segment_bytes = count("segment_bytes", 1)
+    nbytes = shape_size(shape) * dtype.itemsize
+    if nbytes > segment_bytes:
+        raise AccessError(
+            op,
+            f"the handle describes {dtype.name} {list(shape)} ({nbytes} bytes) in segment "
+            f"{name} of {segment_bytes} bytes",
+            kind="LENGTH_MISMATCH",
+            expected=nbytes,
+            actual=segment_bytes,
+        )
+    return ShareHandle(
+        name,
+        segment_bytes,
+        dtype,
+        shape,
+        count("domain", 0),
+        count("allocation", 0),
+        count("owner_pid", 1),
+    )
 
 
 def _owner_host(op: str, handle: ShareHandle, reader: OwnedStorage) -> HostBuffer | None:
@@ -477,5 +544,5 @@ def share_handle(t: Tensor) -> ShareHandle:
         t._shape,
         key.domain.value,
         key.local.value,
-        os.getpid(),
+        buf.owner_pid,
     )
