@@ -579,6 +579,14 @@ class Tensor:
         return bool(self._read_flat(op)[0])
 
     # Operators run on the current default engine (`with eng:` switches it).
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy's operators with a tensor operand (`np.float64(2) * t`, `ndarray + t`)
+        run on the default engine like the tensor's own; other ufuncs read it through
+        a borrow (see `tenferro.engine.ufuncs`)."""
+        from .engine.ufuncs import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     def __add__(self, other: Any) -> Tensor:
         return _eng().add(self, other)  # type: ignore[no-any-return]
 
@@ -606,8 +614,14 @@ class Tensor:
     def __pow__(self, other: Any) -> Tensor:
         return _eng().pow(self, other)  # type: ignore[no-any-return]
 
+    def __rpow__(self, other: Any) -> Tensor:
+        return _eng().pow(other, self)  # type: ignore[no-any-return]
+
     def __matmul__(self, other: Any) -> Tensor:
         return _eng().matmul(self, other)  # type: ignore[no-any-return]
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _eng().matmul(other, self)  # type: ignore[no-any-return]
 
     def __neg__(self) -> Tensor:
         return _eng().neg(self)  # type: ignore[no-any-return]

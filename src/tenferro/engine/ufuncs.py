@@ -1,0 +1,65 @@
+"""numpy's ufunc protocol for tensors (`Tensor.__array_ufunc__` delegates here).
+
+numpy does not defer a binary operator to a tensor's reflected method when the
+tensor implements ``__array_ufunc__``: ``np.float64(2) * t`` and ``ndarray + t``
+call the ufunc (``np.multiply``, ``np.add``) with the tensor as an operand. So:
+
+* the ufuncs behind the tensor operators (``+ - * / ** @``, unary ``-`` and
+  ``abs``), called plainly, run on the default engine exactly as the operators
+  do: ``np.float64(2) * t`` is a tensor from the engine's pool, and ``ndarray +
+  t`` is refused by the engine (adopt the array with ``tenferro.from_numpy``
+  first);
+* every other use (``np.exp(t)``, ``np.sum(t)``, reductions, ``out=`` arrays)
+  computes with numpy on a shared borrow of each tensor (``np.asarray(t)``) and
+  returns numpy values, as reading the tensor through ``__array__`` did. A
+  tensor is never written by numpy: ``out=`` a tensor is refused (use the
+  engine's ``out=``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..tensor import Tensor
+from .cpu import default_engine
+
+__all__ = ["array_ufunc"]
+
+#: The ufuncs tensor operators stand for, and the engine method each one runs.
+_OPERATORS = {
+    np.add: "add",
+    np.subtract: "sub",
+    np.multiply: "mul",
+    np.true_divide: "div",
+    np.power: "pow",
+    np.matmul: "matmul",
+    np.negative: "neg",
+    np.absolute: "abs",
+}
+
+
+def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``Tensor.__array_ufunc__``: the operator ufuncs on the engine, the rest on borrows."""
+    name = _OPERATORS.get(ufunc)
+    if name is not None and method == "__call__" and not kwargs:
+        return getattr(default_engine(), name)(*inputs)
+    outs = kwargs.get("out")
+    if outs is not None:
+        for o in outs if isinstance(outs, tuple) else (outs,):
+            if isinstance(o, Tensor):
+                raise ValidationError(
+                    f"numpy.{ufunc.__name__}",
+                    "numpy cannot write into a tensor; use the engine's out= (an "
+                    "exclusive borrow), or write under t.map_write()",
+                    kind="INVALID_OUT",
+                )
+    # Shared borrows, alive only for this call: numpy reads the elements in place.
+    arrays = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
+    try:
+        return getattr(ufunc, method)(*arrays, **kwargs)
+    except BaseException:
+        del arrays  # a traceback must not keep the borrows alive
+        raise
