@@ -10,8 +10,12 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import re
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -194,6 +198,23 @@ def test_a_forked_child_cannot_allocate_in_a_domain_it_inherited() -> None:
     outcome = end.recv()
     proc.join(TIMEOUT)
     assert (proc.exitcode, outcome) == (0, "RuntimeStateError:FORKED_DOMAIN")
+
+
+# -- the guide's worker-pool example ----------------------------------------------------------
+DOMAINS_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "domains.md"
+
+
+def test_the_worker_pool_example_of_the_domains_guide_runs(tmp_path: Path) -> None:
+    # The guide's block holds a module and a main program; run exactly that code.
+    found = re.search(r"```python\n(# mymodule\.py\n.*?)```", DOMAINS_GUIDE.read_text(), re.S)
+    assert found, "docs/domains.md has no worker-pool example"
+    module, main = found.group(1).split("# main program\n")
+    (tmp_path / "mymodule.py").write_text(module)
+    (tmp_path / "main.py").write_text(main)
+    done = subprocess.run(
+        [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert (done.returncode, done.stdout) == (0, f"{[1000000.0] * 4}\n"), done.stderr
 
 
 # -- pools --------------------------------------------------------------------------------
