@@ -139,8 +139,8 @@ def fresh_reader_report() -> dict[str, Any]:
         reader_child.close()
         assert reader_end.poll(TIMEOUT), "the reader did not report in time"
         report: dict[str, Any] = reader_end.recv()
-        owner_end.send("done")
     finally:
+        owner_end.send("done")  # the owner may drop its tensor now, whatever happened
         for proc in (reader, owner):
             if proc is not None:
                 proc.join(TIMEOUT)
