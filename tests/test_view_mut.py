@@ -208,3 +208,128 @@ def test_try_multi_slice_mut_with_a_bad_index_raises_the_slice_error() -> None:
     with zeros((2, 2)).as_view_mut() as mv, pytest.raises(tfr.ValidationError) as err:
         mv.try_multi_slice_mut((0, 5), COL1)
     assert (err.value.op, err.value.kind) == ("TensorViewMut.slice_view", "INDEX_OUT_OF_RANGE")
+
+
+# -- set: one element at a full integer index, or a typed refusal that writes nothing ---------
+def filled(shape: tuple[int, ...], dtype: object = np.float64) -> tfr.Tensor:
+    n = int(np.prod(shape))
+    return tfr.Tensor.from_vec_col_major(shape, np.arange(1, n + 1).astype(dtype))
+
+
+def refused_set(t: tfr.Tensor, index: object, value: object) -> tfr.ValidationError:
+    """The error `set` raises, after checking that nothing was written."""
+    before = t.host_data().tolist()
+    with t.as_view_mut() as mv, pytest.raises(tfr.ValidationError) as err:
+        mv.set(index, value)
+    assert t.host_data().tolist() == before
+    assert err.value.op == "TensorViewMut.set"
+    return err.value
+
+
+def test_set_refuses_a_bool_index_instead_of_writing_every_element() -> None:
+    assert refused_set(filled((4,)), (True,), -1.0).kind == "INVALID_INDEX"
+
+
+def test_set_refuses_a_numpy_bool_index() -> None:
+    assert refused_set(filled((4,)), (np.True_,), -1.0).kind == "INVALID_INDEX"
+
+
+def test_set_refuses_a_slice_index() -> None:
+    assert refused_set(filled((4,)), (slice(None),), -1.0).kind == "INVALID_INDEX"
+
+
+def test_set_refuses_a_list_inside_the_index() -> None:
+    assert refused_set(filled((2, 2)), (0, [0, 1]), -1.0).kind == "INVALID_INDEX"
+
+
+def test_set_refuses_an_ellipsis_index() -> None:
+    assert refused_set(filled((2, 2)), (..., 0), -1.0).kind == "INVALID_INDEX"
+
+
+def test_set_refuses_a_float_index_as_invalid_not_out_of_range() -> None:
+    assert refused_set(filled((2, 2)), (0, 1.0), -1.0).kind == "INVALID_INDEX"
+
+
+def test_set_refuses_a_string_value_as_invalid_value() -> None:
+    assert refused_set(filled((2,)), (0,), "abc").kind == "INVALID_VALUE"
+
+
+def test_set_refuses_a_numeric_string_value() -> None:
+    assert refused_set(filled((2,)), (0,), "1.5").kind == "INVALID_VALUE"
+
+
+def test_set_refuses_none_instead_of_storing_nan() -> None:
+    assert refused_set(filled((2,)), (0,), None).kind == "INVALID_VALUE"
+
+
+def test_set_refuses_a_sequence_value() -> None:
+    assert refused_set(filled((2,)), (0,), [1.0]).kind == "INVALID_VALUE"
+
+
+def test_set_refuses_a_one_element_array_value() -> None:
+    assert refused_set(filled((2,)), (0,), np.array([1.0])).kind == "INVALID_VALUE"
+
+
+def test_set_refuses_a_complex_value_for_a_real_tensor() -> None:
+    assert refused_set(filled((2,)), (0,), np.complex128(1 + 2j)).kind == "SCALAR_DTYPE"
+
+
+def test_set_refuses_a_float_value_for_an_integer_tensor_instead_of_truncating() -> None:
+    assert refused_set(filled((2,), np.int64), (0,), 1.5).kind == "SCALAR_DTYPE"
+
+
+def test_set_refuses_an_int_beyond_the_dtype() -> None:
+    err = refused_set(filled((2,), np.int32), (0,), 2**40)
+    assert err.kind == "SCALAR_OUT_OF_RANGE"
+
+
+def test_set_refuses_a_float_that_overflows_f32() -> None:
+    assert refused_set(filled((2,), np.float32), (0,), 1e300).kind == "SCALAR_OUT_OF_RANGE"
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "stored"),
+    [
+        (np.float64, 2, 2.0),
+        (np.float64, np.float32(0.5), 0.5),
+        (np.int32, np.int64(-7), -7),
+        (np.complex128, 1.5, 1.5 + 0j),
+        (np.bool_, True, True),
+        (np.float64, np.array(3.0), 3.0),
+        (np.float64, float("nan"), None),
+    ],
+)
+def test_set_stores_a_number_of_the_same_or_a_lower_kind(
+    dtype: type, value: object, stored: object
+) -> None:
+    t = filled((2,), dtype)
+    with t.as_view_mut() as mv:
+        mv.set((1,), value)
+    got = t.host_data().tolist()[1]
+    assert np.isnan(got) if stored is None else got == stored
+
+
+def test_set_and_get_refuse_the_same_index_the_same_way() -> None:
+    t = filled((2, 2))
+    with t.as_view_mut() as mv:
+        for index in [(True, 0), (0, slice(None)), (0, [0, 1]), (0, 1.0), (0,), (2, 0)]:
+            with pytest.raises(tfr.ValidationError) as by_get:
+                mv.get(index)
+            with pytest.raises(tfr.ValidationError) as by_set:
+                mv.set(index, 0.0)
+            assert by_get.value.kind == by_set.value.kind
+            assert by_get.value.message == by_set.value.message
+
+
+def test_set_refuses_a_numpy_unsigned_int_beyond_int64_instead_of_wrapping_it() -> None:
+    err = refused_set(filled((2,), np.int64), (0,), np.uint64(2**64 - 1))
+    assert err.kind == "SCALAR_OUT_OF_RANGE"
+
+
+def test_set_describes_a_huge_int_without_printing_it() -> None:
+    err = refused_set(filled((2,)), (0,), 10**5000)
+    assert (err.kind, "bits" in err.message, len(err.message) < 200) == (
+        "SCALAR_OUT_OF_RANGE",
+        True,
+        True,
+    )

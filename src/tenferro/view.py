@@ -7,6 +7,7 @@ holds the buffer's root array, so while it is alive it counts as an alias.
 
 from __future__ import annotations
 
+import numbers
 import operator
 from typing import Any
 
@@ -23,6 +24,7 @@ from .layout import (
     normalize_perm,
     normalize_shape,
     shape_size,
+    strict_index,
 )
 from .storage.host import HostBuffer
 from .tensor import Tensor
@@ -228,14 +230,23 @@ class _ViewBase:
             self._dtype.real,
         )
 
-    def get(self, index: Any) -> Any:
-        """The element at a full integer index, as a Python scalar."""
-        op = f"{self._kind}.get"
+    def _position(self, op: str, index: Any) -> int:
+        """The buffer offset (in elements) of the one element a full integer index names.
+
+        One int per axis (a bare int for a 1-D view, ``()`` for rank 0). Anything that
+        would select several elements in numpy (bools, slices, lists, arrays, ``...``,
+        None) and non-integers are INVALID_INDEX; ints outside an axis are
+        INDEX_OUT_OF_RANGE. `get` and `TensorViewMut.set` both check through here.
+        """
         idx = index if isinstance(index, tuple) else (index,)
-        if len(idx) != len(self._shape):
+        rank = len(self._shape)
+        if len(idx) != rank:
+            example = "()" if rank == 0 else f"({', '.join('0' * rank)}{',' if rank == 1 else ''})"
             raise ValidationError(
                 op,
-                f"get needs {len(self._shape)} indices, got {len(idx)}",
+                f"a full index has one int per axis ({rank} for this view), got "
+                f"{len(idx)} {'entry' if len(idx) == 1 else 'entries'}; pass e.g. {example} "
+                "(slice_view selects parts)",
                 kind="INVALID_INDEX",
                 index=index,
             )
@@ -243,13 +254,17 @@ class _ViewBase:
         for axis, (item, dim, stride) in enumerate(
             zip(idx, self._shape, self._strides, strict=True)
         ):
-            if isinstance(item, bool):
-                raise ValidationError(op, "boolean indices are not supported", kind="INVALID_INDEX")
             try:
-                i = operator.index(item)
+                i = strict_index(item)
             except TypeError:
                 raise ValidationError(
-                    op, f"indices must be ints, got {item!r}", kind="INVALID_INDEX", index=index
+                    op,
+                    f"index entries must be ints, got {item!r} for axis {axis}; bools, "
+                    "slices, lists, arrays and ... select several elements: use slice_view "
+                    "for those",
+                    kind="INVALID_INDEX",
+                    index=index,
+                    axis=axis,
                 ) from None
             if not -dim <= i < dim:
                 raise ValidationError(
@@ -262,6 +277,12 @@ class _ViewBase:
                     size=dim,
                 )
             pos += (i % dim) * stride
+        return pos
+
+    def get(self, index: Any) -> Any:
+        """The element at a full integer index, as a Python scalar."""
+        op = f"{self._kind}.get"
+        pos = self._position(op, index)
         root = self._root(op)
         if self._dtype.numpy != root.dtype:
             root = root.view(self._dtype.numpy)
@@ -450,21 +471,23 @@ class TensorViewMut(_ViewBase):
         )
 
     def set(self, index: Any, value: Any) -> None:
-        """Write one element at a full integer index."""
-        arr = self._strided("TensorViewMut.set")
-        idx = index if isinstance(index, tuple) else (index,)
-        if len(idx) != len(self._shape):
-            raise ValidationError(
-                "TensorViewMut.set",
-                f"set needs {len(self._shape)} indices, got {len(idx)}",
-                kind="INVALID_INDEX",
-            )
-        try:
-            arr[idx] = value
-        except IndexError as exc:
-            raise ValidationError(
-                "TensorViewMut.set", str(exc), kind="INDEX_OUT_OF_RANGE"
-            ) from None
+        """Write one number at a full integer index (one int per axis, as `get` takes).
+
+        The index is checked as `get` checks it, and ``value`` must be a number
+        (bool, int, float, complex, a numpy scalar or a 0-d array) that the dtype
+        holds: one of a higher kind (a float for an integer tensor, a complex for a
+        real one) is refused rather than truncated (SCALAR_DTYPE), as is one out of
+        the dtype's range (SCALAR_OUT_OF_RANGE). A refused call writes nothing.
+        """
+        op = "TensorViewMut.set"
+        # Everything is checked before the writable root is touched: a traceback
+        # would otherwise keep it alive as an alias once the borrow ends.
+        pos = self._position(op, index)
+        scalar = _element_value(op, value, self._dtype)
+        root = self._root(op)
+        if self._dtype.numpy != root.dtype:
+            root = root.view(self._dtype.numpy)
+        root[pos] = scalar
 
     def try_multi_slice_mut(self, a: Any, b: Any) -> tuple[TensorViewMut, TensorViewMut] | None:
         """Two mutable views when their element intervals are disjoint, else None.
@@ -481,6 +504,78 @@ class TensorViewMut(_ViewBase):
         if ia is not None and ib is not None and not (ia[1] < ib[0] or ib[1] < ia[0]):
             return None
         return left, right
+
+
+#: Kinds in increasing order: a value may go into a dtype of its kind or a higher one.
+_KIND_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
+_KIND_RANK.update({DType.C32: 3, DType.C64: 3})
+_KIND_NAMES = ("bool", "int", "float", "complex")
+
+
+def _value_rank(value: Any) -> int | None:
+    """0 bool, 1 int, 2 float, 3 complex; None for anything that is not one number."""
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return 1
+    if isinstance(value, (numbers.Real, np.floating)):
+        return 2
+    if isinstance(value, (numbers.Complex, np.complexfloating)):
+        return 3
+    return None
+
+
+def _element_value(op: str, value: Any, dtype: DType) -> Any:
+    """``value`` as a numpy scalar of ``dtype``, or a `ValidationError` (nothing written).
+
+    The same rule as the engine's scalar operands: numbers only, no kind that the
+    dtype would truncate, nothing outside its range.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    rank = _value_rank(value)
+    if rank is None:
+        raise ValidationError(
+            op,
+            f"the value must be one number (bool, int, float or complex), got "
+            f"{type(value).__name__} {_show(value)}; pass a scalar (to write many "
+            "elements, write into to_numpy() of the mutable view)",
+            kind="INVALID_VALUE",
+            value=value,
+        )
+    if rank > _KIND_RANK[dtype]:
+        raise ValidationError(
+            op,
+            f"a {_KIND_NAMES[rank]} value ({_show(value)}) cannot be stored in a "
+            f"{dtype.name} tensor without losing information; pass a value of the "
+            "tensor's kind (convert it yourself, e.g. round(value) or value.real, if the "
+            "loss is intended)",
+            kind="SCALAR_DTYPE",
+            value=value,
+            dtype=dtype,
+        )
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy would wrap an unsigned 2**64 - 1 into int64 as -1
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            return dtype.numpy.type(value)
+    except (OverflowError, FloatingPointError, ValueError):
+        raise ValidationError(
+            op,
+            f"the value {_show(value)} is out of range for dtype {dtype.name}; pass a "
+            "value the dtype can hold",
+            kind="SCALAR_OUT_OF_RANGE",
+            value=value,
+            dtype=dtype,
+        ) from None
+
+
+def _show(value: Any) -> str:
+    """A short description of ``value`` for a message (huge ints are not printed)."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_zero(step: Any) -> bool:
