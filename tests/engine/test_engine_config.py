@@ -85,6 +85,43 @@ def test_entering_an_engine_applies_its_threads_and_leaving_restores_the_outer(
         assert cpu.applied_threads() == 2
 
 
+def test_leaving_an_engine_restores_the_count_applied_before_it(restore_threads: None) -> None:
+    from threadpoolctl import threadpool_info
+
+    e = tfr.CpuEngine(threads=1)
+    tfr.CpuEngine(threads=2)  # created last: the libraries run 2 threads
+    with e:
+        assert cpu.applied_threads() == 1
+    assert cpu.applied_threads() == 2
+    assert numexpr.get_num_threads() == 2
+    assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {2}
+
+
+def test_nested_withs_restore_each_count_on_the_way_out(restore_threads: None) -> None:
+    tfr.CpuEngine(threads=2)
+    with tfr.CpuEngine(threads=1):
+        with tfr.CpuEngine():  # threads=None changes nothing
+            tfr.CpuEngine(threads=3)  # creating applies 3 inside the block
+            assert cpu.applied_threads() == 3
+        assert cpu.applied_threads() == 1
+    assert cpu.applied_threads() == 2
+
+
+def test_a_block_of_a_fresh_engine_gives_the_libraries_their_own_setting_back(
+    restore_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    monkeypatch.setattr(cpu, "_applied", None)  # tenferro has set nothing yet
+    threadpool_limits(2, user_api="blas")
+    numexpr.set_num_threads(2)
+    with tfr.CpuEngine(threads=1):  # created and entered: 1 for the block only
+        assert numexpr.get_num_threads() == 1
+    assert cpu.applied_threads() is None
+    assert numexpr.get_num_threads() == 2
+    assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {2}
+
+
 def test_default_engine_is_the_same_object_within_a_thread() -> None:
     assert tfr.default_engine() is tfr.default_engine()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cpu import CpuEngine, default_engine
+from .cpu import CpuEngine, applied_threads, default_engine
 from .pool import BufferPool, BufferPoolCacheStats, BufferPoolStats
 
 __all__ = [
@@ -10,5 +10,6 @@ __all__ = [
     "BufferPoolCacheStats",
     "BufferPoolStats",
     "CpuEngine",
+    "applied_threads",
     "default_engine",
 ]

@@ -27,10 +27,17 @@ __all__ = ["CpuEngine", "applied_threads", "default_engine"]
 
 
 # ---------------------------------------------------------------------- threads
-# The thread count last applied to BLAS and numexpr (None: never set by tenferro).
+# The thread count last applied to BLAS and numexpr (None: never set by tenferro,
+# or set back to the libraries' own setting).
 # INVARIANT: the libraries are only touched when a requested count differs from
 # this module-level int, so creating or entering engines costs one compare.
 _applied: int | None = None
+# Bumped by every change of the libraries' count: an engine whose creation made
+# the last change knows that the count before it is still the one to restore.
+_generation = 0
+# The libraries' own setting, saved when tenferro first changes it: the
+# threadpoolctl limiter (it can restore BLAS) and numexpr's previous count.
+_original: tuple[Any, Any] | None = None
 _threads_lock = threading.Lock()
 _controller: Any = None
 
@@ -41,7 +48,7 @@ def applied_threads() -> int | None:
 
 
 def _apply_threads(n: int | None) -> None:
-    global _applied, _controller
+    global _applied, _controller, _generation, _original
     if n is None or n == _applied:
         return
     with _threads_lock:
@@ -52,9 +59,32 @@ def _apply_threads(n: int | None) -> None:
 
         if _controller is None:
             _controller = ThreadpoolController()
-        _controller.limit(limits=n, user_api="blas")
-        numexpr.set_num_threads(n)
+        limiter = _controller.limit(limits=n, user_api="blas")
+        previous = numexpr.set_num_threads(n)
+        if _applied is None:
+            _original = (limiter, previous)
         _applied = n
+        _generation += 1
+
+
+def _restore_threads(n: int | None) -> None:
+    """Put back a count saved by `CpuEngine.__enter__` (None: the libraries' own)."""
+    global _applied, _generation
+    if n is not None:
+        _apply_threads(n)
+        return
+    with _threads_lock:
+        original = _original
+        if _applied is None or original is None:
+            return
+        import numexpr
+
+        limiter, previous = original
+        limiter.restore_original_limits()
+        if isinstance(previous, int) and previous > 0:
+            numexpr.set_num_threads(previous)
+        _applied = None
+        _generation += 1
 
 
 def _check_threads(threads: Any) -> int | None:
@@ -75,7 +105,9 @@ def _check_threads(threads: Any) -> int | None:
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.current: CpuEngine | None = None
-        self.stack: list[CpuEngine | None] = []
+        # One entry per open `with eng:` block: the default engine and the thread
+        # count applied when the block began, both restored when it ends.
+        self.stack: list[tuple[CpuEngine | None, int | None]] = []
 
 
 _state = _ThreadState()
@@ -115,7 +147,9 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
     `RuntimeStateError`: download them first.
     """
 
-    __slots__ = ()
+    # The count in force before this engine's creation applied its own, and the
+    # generation that application made (-1: creation changed nothing).
+    __slots__ = ("_created_generation", "_threads_before")
 
     def __init__(
         self,
@@ -141,7 +175,12 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         # One weak reference shared by every output: the pool is owned by this engine
         # alone, so outputs never keep it (or the engine) alive.
         self._recycler = weakref.ref(self._pool)
+        self._threads_before = _applied
+        self._created_generation = -1
+        generation = _generation
         _apply_threads(self._threads)
+        if _generation != generation:
+            self._created_generation = _generation
 
     # -- configuration -------------------------------------------------------------------
     @property
@@ -160,18 +199,28 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         return self._pool
 
     def __enter__(self) -> CpuEngine:
-        """Make this engine the calling thread's default until the block ends."""
-        _state.stack.append(_state.current)
+        """Make this engine the calling thread's default until the block ends.
+
+        Its thread count is applied for the block; leaving the block puts back
+        the count applied when it began (blocks nest).
+        """
+        # What to restore: the count in force when the block begins or, when this
+        # engine's creation made the last change (`with CpuEngine(threads=1):`),
+        # the count before that.
+        restore = self._threads_before if self._created_generation == _generation else _applied
+        _state.stack.append((_state.current, restore))
         _state.current = self
         _apply_threads(self._threads)
         return self
 
     def __exit__(self, *exc: object) -> None:
         stack = _state.stack
-        previous = stack.pop() if stack else None
+        if not stack:
+            _state.current = None
+            return
+        previous, restore = stack.pop()
         _state.current = previous
-        if previous is not None:
-            _apply_threads(previous._threads)
+        _restore_threads(restore)
 
     def __repr__(self) -> str:
         s = self._pool.stats()
