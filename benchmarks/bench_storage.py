@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/bench_storage.py [--quick]`` (also part of
 ``python -m tenferro bench``). ``--quick`` uses 64 MiB. Prints the medians and the
-ratio tenferro / np.copy: adopting and returning cost microseconds whatever the
+ratio tenferro / np.copy, in significant digits and as a speed-up (e.g.
+``0.00104 (958x faster)``): adopting and returning cost microseconds whatever the
 size, a copy costs a pass over every byte.
 """
 

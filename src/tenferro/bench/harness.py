@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CaseResult", "Target", "set_progress", "time_case"]
+__all__ = ["CaseResult", "Target", "format_ratio", "print_results", "set_progress", "time_case"]
 
 _progress: Callable[[str], None] | None = None
 
@@ -123,10 +123,24 @@ def format_seconds(s: float) -> str:
     return f"{s:.2f} s"
 
 
+def format_ratio(ratio: float) -> str:
+    """A time ratio readable at any size: three significant digits, and the speed-up below 1.
+
+    ``f"{ratio:.3f}"`` shows an O(1) operation timed against an O(n) copy as 0.000;
+    this shows ``6.25e-05 (16,000x faster)``.
+    """
+    text = f"{ratio:.3g}"
+    if 0 < ratio < 1:
+        speedup = 1 / ratio
+        text += f" ({speedup:,.0f}x faster)" if speedup >= 10 else f" ({speedup:.2g}x faster)"
+    return text
+
+
 def print_results(results: Sequence[CaseResult]) -> None:
     """Plain-text report: medians per contender and each target's ratio."""
     for r in results:
         meds = ", ".join(f"{k}={format_seconds(v)}" for k, v in r.medians.items())
         print(f"{r.name}: {meds}")
         for t, ratio, ok in r.target_results():
-            print(f"    {t.describe():40s} ratio {ratio:6.3f}  {'met' if ok else 'MISSED'}")
+            verdict = "met" if ok else "MISSED"
+            print(f"    {t.describe():40s} ratio {format_ratio(ratio):26s} {verdict}")
