@@ -71,10 +71,11 @@ class ExclusiveBorrow:
 
     __slots__ = ("_buffer", "_handed", "_prune_at", "_wroot", "op")
 
-    def __init__(self, buffer: HostBuffer, op: str) -> None:
+    def __init__(self, buffer: HostBuffer, op: str, own_pins: int = 0) -> None:
         self._buffer = buffer
         self.op = op
-        self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op)
+        # own_pins: engine reads of this buffer held by the borrower itself.
+        self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op, own_pins)
         self._handed: list[weakref.ref[np.ndarray[Any, Any]]] = []
         self._prune_at = 64
 

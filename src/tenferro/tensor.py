@@ -439,13 +439,16 @@ class Tensor:
             borrow, self._dtype, self._shape, col_major_strides(self._shape), offset, self._st
         )
 
-    def _begin_out(self, op: str) -> tuple[ExclusiveBorrow, np.ndarray[Any, Any]]:
+    def _begin_out(
+        self, op: str, own_pins: int = 0
+    ) -> tuple[ExclusiveBorrow, np.ndarray[Any, Any]]:
         """Start an exclusive borrow for an engine ``out=`` write.
 
         Returns the borrow (end it when done) and the writable column-major array.
+        ``own_pins``: the engine operation's own reads of this buffer (in place).
         """
         buf, offset = self._resolve(op)
-        borrow = ExclusiveBorrow(buf, op)
+        borrow = ExclusiveBorrow(buf, op, own_pins)
         root = borrow.root(op)
         if root.dtype != self._dtype.numpy:
             root = root.view(self._dtype.numpy)

@@ -3,10 +3,11 @@
 Every operation family (elementwise, reduction, structural, contraction,
 fusion) is a mixin on `EngineBase`; this module holds what they share:
 
-* `operand`: turn a `Tensor` or `TensorView` into a numpy array in the tensor's
-  logical shape, without copying and without creating an alias (engine kernels
-  read ``HostBuffer.flat`` directly: a temporary that is gone when the
-  operation returns, see docs/internals.md);
+* `Reads`: the operands of one call, as numpy arrays in their logical shape,
+  without copying and without creating an alias (engine kernels read
+  ``HostBuffer.flat`` directly, see docs/internals.md); each tensor's buffer is
+  pinned (`HostBuffer.pin`) until the call ends, so no exclusive borrow or move
+  on another thread can be granted while a kernel reads it;
 * `EngineBase.output`: an uninitialised pooled buffer for a result, and
   `EngineBase.wrap` to hand it out with the weak link to the pool;
 * `begin_out`: validation and the exclusive borrow for an ``out=`` tensor.
@@ -18,7 +19,6 @@ INVARIANT (plain host tensors): when ``tensor._st`` is a `HostBuffer`, its
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,11 +34,11 @@ from .pool import BufferPool
 
 __all__ = [
     "EngineBase",
+    "Reads",
     "backend_error",
     "begin_out",
     "check_out",
     "is_scalar",
-    "operand",
 ]
 
 Shape = tuple[int, ...]
@@ -77,51 +77,79 @@ def is_scalar(x: Any) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.ndarray)
 
 
-def group_flat(t: Tensor, op: str) -> tuple[Array, HostBuffer]:
-    """The elements of a group-backed tensor whose memory is plain host memory."""
-    st = t._st
-    if not getattr(st, "host_addressable", False):
-        raise backend_error(op, t)
-    buf, offset = t._resolve(op)
-    if buf.exclusive is not None:
-        buf.check_shared(op)
-    flat = buf.flat
-    want = t._dtype.numpy
-    if flat.dtype != want:
-        flat = flat.view(want)
-    n = shape_size(t._shape)
-    if offset or flat.shape[0] != n:
-        flat = flat[offset : offset + n]
-    return flat, buf
+class Reads:
+    """The operands one engine call reads; each tensor's buffer is pinned until it ends.
 
-
-def tensor_flat(t: Tensor, op: str) -> tuple[Array, HostBuffer]:
-    """A tensor's elements as the library-internal 1-D array (not an alias)."""
-    st = t._st
-    if st.__class__ is HostBuffer:
-        if st.exclusive is not None:
-            st.check_shared(op)
-        return st.flat, st
-    if st is None:
-        t._raise_moved(op)
-    return group_flat(t, op)
-
-
-def operand(x: Any, op: str) -> tuple[Array, DType, Shape, HostBuffer | None]:
-    """``(array, dtype, shape, buffer)`` for a tensor or view, in its logical shape.
-
-    Tensors give an F-ordered array over their internal buffer (no copy, no
-    alias); views give their strided array (they hold the alias themselves).
-    ``buffer`` is the tensor's `HostBuffer` (None for views), for ``out=`` checks.
+    Use as ``with Reads() as reads:`` around the whole call (validation, kernel
+    and ``out=``): `operand` pins a tensor's buffer *before* checking it for an
+    exclusive borrow (see `HostBuffer.pin`), and leaving the block unpins, even
+    when the call raises. Views need no pin: a live view is a counted alias, so
+    writers and moves are refused while it lives.
     """
-    if isinstance(x, Tensor):
-        flat, buf = tensor_flat(x, op)
-        shape = x._shape
-        arr = flat if len(shape) == 1 else flat.reshape(shape, order="F")
-        return arr, x._dtype, shape, buf
-    if isinstance(x, _ViewBase):
-        return x._strided(op), x._dtype, x._shape, None
-    raise not_a_tensor(op, x)
+
+    __slots__ = ("bufs",)
+
+    def __init__(self) -> None:
+        # Every pin taken, in order (a buffer read twice is pinned twice).
+        self.bufs: list[HostBuffer] = []
+
+    def __enter__(self) -> Reads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Unpin every buffer this call pinned."""
+        bufs = self.bufs
+        while bufs:
+            bufs.pop().unpin()
+
+    def _pin(self, buf: HostBuffer, op: str) -> None:
+        buf.pin()
+        self.bufs.append(buf)
+        # Checked after pinning: a borrow that began before the pin is seen here.
+        if buf.exclusive is not None:
+            buf.check_shared(op)
+
+    def operand(self, x: Any, op: str) -> tuple[Array, DType, Shape]:
+        """``(array, dtype, shape)`` for a tensor or view, in its logical shape.
+
+        Tensors give an F-ordered array over their internal buffer (no copy, no
+        alias), pinned until the call ends; views give their strided array (they
+        hold the alias themselves).
+        """
+        if isinstance(x, Tensor):
+            st = x._st
+            if st.__class__ is HostBuffer:
+                self._pin(st, op)
+                flat = st.flat
+            elif st is None:
+                x._raise_moved(op)
+            else:
+                flat = self._group_flat(x, op)
+            shape = x._shape
+            arr = flat if len(shape) == 1 else flat.reshape(shape, order="F")
+            return arr, x._dtype, shape
+        if isinstance(x, _ViewBase):
+            return x._strided(op), x._dtype, x._shape
+        raise not_a_tensor(op, x)
+
+    def _group_flat(self, t: Tensor, op: str) -> Array:
+        """The elements of a group-backed tensor whose memory is plain host memory."""
+        st = t._st
+        if not getattr(st, "host_addressable", False):
+            raise backend_error(op, t)
+        buf, offset = t._resolve(op)
+        self._pin(buf, op)
+        flat = buf.flat
+        want = t._dtype.numpy
+        if flat.dtype != want:
+            flat = flat.view(want)
+        n = shape_size(t._shape)
+        if offset or flat.shape[0] != n:
+            flat = flat[offset : offset + n]
+        return flat
 
 
 def check_out(out: Any, shape: Shape, dtype: DType, op: str) -> None:
@@ -149,28 +177,33 @@ def check_out(out: Any, shape: Shape, dtype: DType, op: str) -> None:
 def begin_out(
     out: Tensor,
     op: str,
-    inputs: Sequence[HostBuffer | None] = (),
+    reads: Reads | None = None,
     in_place_ok: bool = False,
 ) -> tuple[ExclusiveBorrow, Array]:
     """Start the exclusive borrow of a validated ``out=`` tensor.
 
-    ``inputs`` are the operands' buffers: an output that is also an input is
-    refused (`BorrowError`) unless the kernel is elementwise (``in_place_ok``),
-    where numpy reads each element before writing it.
+    ``reads`` holds the operands: an output that is also an input is refused
+    (`BorrowError` OUT_ALIASES_INPUT) unless the kernel is elementwise
+    (``in_place_ok``), where numpy reads each element before writing it, and
+    the call's own pins on it are then no obstacle to the borrow.
     """
     st = out._st
     if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
         raise backend_error(op, out)
     buf = st if st.__class__ is HostBuffer else out._resolve(op)[0]
-    for b in inputs:
-        if b is not None and b is buf and not in_place_ok:
-            raise BorrowError(
-                op,
-                "out= is also one of the inputs; this operation cannot write over its own "
-                "operands: pass a separate out tensor",
-                kind="OUT_ALIASES_INPUT",
-            )
-    return out._begin_out(op)
+    own = 0
+    if reads is not None:
+        for b in reads.bufs:
+            if b is buf:
+                if not in_place_ok:
+                    raise BorrowError(
+                        op,
+                        "out= is also one of the inputs; this operation cannot write over "
+                        "its own operands: pass a separate out tensor",
+                        kind="OUT_ALIASES_INPUT",
+                    )
+                own += 1
+    return out._begin_out(op, own)
 
 
 class EngineBase:
@@ -218,7 +251,7 @@ class EngineBase:
         dtype: DType,
         kernel: Any,
         out: Any = None,
-        inputs: Sequence[HostBuffer | None] = (),
+        reads: Reads | None = None,
         in_place_ok: bool = False,
     ) -> Tensor:
         """Run ``kernel(nd)`` into a pooled output (or ``out=``) and return the result.
@@ -226,7 +259,8 @@ class EngineBase:
         ``kernel`` must write every element of the F-ordered array ``nd`` it is
         given (each caller says why at its kernel). A kernel that raises gives its
         pooled buffer back before the error propagates; with ``out=``, the
-        exclusive borrow is always ended.
+        exclusive borrow is always ended. ``reads``: the call's operands (for the
+        ``out=`` checks), still pinned while the kernel runs.
         """
         if out is None:
             owner, flat, nd = self.fresh(shape, dtype)
@@ -238,7 +272,7 @@ class EngineBase:
                 raise
             return self.wrap(shape, dtype, owner, flat)
         check_out(out, shape, dtype, op)
-        borrow, arr = begin_out(out, op, inputs, in_place_ok)
+        borrow, arr = begin_out(out, op, reads, in_place_ok)
         try:
             kernel(arr)
         finally:

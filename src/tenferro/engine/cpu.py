@@ -255,9 +255,10 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         """Move ``t``'s buffer into this engine's pool now.
 
         Ownership: **moves** ``t`` (any later use raises `MovedTensorError`). Refused
-        with `BorrowError` while an alias of the buffer is alive, and for an adopted
-        buffer whose caller array is still referenced (the caller could still read
-        it); refused with `RuntimeStateError` for group-backed tensors (take a host
+        with `BorrowError` while an alias of the buffer is alive, while an engine
+        operation on another thread reads it (IN_USE), and for an adopted buffer
+        whose caller array is still referenced (the caller could still read it);
+        refused with `RuntimeStateError` for group-backed tensors (take a host
         buffer out with ``into_vec_col_major()`` first). A refused call leaves ``t``
         as it was.
         """
@@ -281,7 +282,6 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
                 f"a group-backed tensor's memory belongs to its allocation group; {advice}",
                 kind="GROUP_BACKED",
             )
-        st.check_exclusive(op)
         origin = st.origin
         if origin is not None and (
             origin.base is not None or sys.getrefcount(origin) > _ORIGIN_BASELINE
@@ -293,6 +293,10 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
                 "drop the caller's array first, or drop the tensor instead",
                 kind="ADOPTED_STILL_REFERENCED",
             )
+        # Refused while an alias lives or an engine operation reads the buffer; once
+        # granted, the old buffer stays marked, so a reader on another thread that
+        # raced this call is refused instead of reading memory the pool hands out.
+        st.begin_move(op)
         owner = st.owner
         st.detach_recycler()
         t._move(op)

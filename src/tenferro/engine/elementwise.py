@@ -20,9 +20,10 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
+from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ._base import EngineBase, is_scalar, not_a_tensor, operand
+from ._base import EngineBase, Reads, is_scalar, not_a_tensor
 
 __all__ = ["ElementwiseOps"]
 
@@ -30,6 +31,10 @@ Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
 _new = object.__new__
+# The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
+# compiles a method call on an *imported* name (`from ... import reading`) as a
+# module attribute call, without the list.append specialization (~40 ns more).
+_reading = _host.reading
 _empty = np.empty
 _BOOL = DType.BOOL
 _F = frozenset({DType.F32, DType.F64})
@@ -208,11 +213,13 @@ def _check_int_divisor(op: str, divisor: Any) -> None:
 def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -> Any:
     """A binary method with the hot path inlined: two plain host tensors, no out=.
 
-    The hot path reads both ``HostBuffer.flat`` arrays directly (no alias, no view
-    objects), takes a buffer from the pool (`BufferPool.acquire`, inlined: this is
-    the per-operation cost the benchmarks measure) and writes it with one ufunc
-    call. Anything else (views, scalars, ``out=``, group storage, dtypes outside
-    ``fast``, errors) goes through `ElementwiseOps._binary`.
+    The hot path pins both buffers and only then checks them for an exclusive
+    borrow (`HostBuffer.pin`, inlined), reads both ``HostBuffer.flat`` arrays
+    directly (no alias, no view objects), takes a buffer from the pool
+    (`BufferPool.acquire`, inlined: this is the per-operation cost the benchmarks
+    measure) and writes it with one ufunc call. Anything else (views, scalars,
+    ``out=``, group storage, dtypes outside ``fast``, a borrowed operand,
+    errors) goes through `ElementwiseOps._binary`.
     """
 
     def method(self: ElementwiseOps, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
@@ -223,31 +230,37 @@ def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -
             if (
                 sa.__class__ is HostBuffer
                 and sb.__class__ is HostBuffer
-                and sa.exclusive is None
-                and sb.exclusive is None
                 and dt is b._dtype
                 and dt in fast
             ):
                 shape = a._shape
                 if shape == b._shape:
-                    fa = sa.flat
-                    n = len(fa)
-                    owner = self._pool.acquire(fa.dtype, n)
-                    flat = owner if len(owner) == n else owner[:n]
+                    # Pin both, THEN check for a writer (see HostBuffer.pin).
+                    pin = (sa, sb)
+                    _reading.append(pin)
                     try:
-                        # Both inputs hold exactly n elements (plain host INVARIANT,
-                        # equal shapes), so the ufunc writes all n elements of flat.
-                        ufunc(fa, sb.flat, flat)
-                    except BaseException:
-                        del flat
-                        self._pool.recycle(owner, 0)
-                        raise
-                    t: Tensor = _new(Tensor)
-                    t._shape = shape
-                    t._dtype = dt
-                    t._st = HostBuffer(owner, flat, self._recycler)
-                    t._moved = None
-                    return t
+                        if sa.exclusive is None and sb.exclusive is None:
+                            fa = sa.flat
+                            n = len(fa)
+                            owner = self._pool.acquire(fa.dtype, n)
+                            flat = owner if len(owner) == n else owner[:n]
+                            try:
+                                # Both inputs hold exactly n elements (plain host
+                                # INVARIANT, equal shapes), so the ufunc writes all n
+                                # elements of flat.
+                                ufunc(fa, sb.flat, flat)
+                            except BaseException:
+                                del flat
+                                self._pool.recycle(owner, 0)
+                                raise
+                            t: Tensor = _new(Tensor)
+                            t._shape = shape
+                            t._dtype = dt
+                            t._st = HostBuffer(owner, flat, self._recycler)
+                            t._moved = None
+                            return t
+                    finally:
+                        _reading.remove(pin)
         elif out is None:
             # One plain host tensor and a Python float or int (operators like
             # `t * 2.0`, `1 - t`): the scalar is converted once, weakly.
@@ -287,26 +300,33 @@ class ElementwiseOps(EngineBase):
         """A plain host tensor with a Python scalar, or None for the general path."""
         st = t._st
         dt = t._dtype
-        if st.__class__ is not HostBuffer or st.exclusive is not None or dt not in fast:
+        if st.__class__ is not HostBuffer or dt not in fast:
             return None
         scalar = weak_scalar(value, dt, spec.op)
-        fa = st.flat
-        n = len(fa)
-        pool = self._pool
-        owner = pool.acquire(fa.dtype, n)
-        flat = owner if len(owner) == n else owner[:n]
+        # Pin, THEN check for a writer (see HostBuffer.pin).
+        _reading.append(st)
         try:
-            # The tensor holds exactly n elements and the scalar broadcasts: the
-            # ufunc writes all n elements of flat.
-            if scalar_first:
-                ufunc(scalar, fa, flat)
-            else:
-                ufunc(fa, scalar, flat)
-        except BaseException:
-            del flat
-            pool.recycle(owner, 0)
-            raise
-        return self.wrap(t._shape, dt, owner, flat)
+            if st.exclusive is not None:
+                return None  # the general path refuses it
+            fa = st.flat
+            n = len(fa)
+            pool = self._pool
+            owner = pool.acquire(fa.dtype, n)
+            flat = owner if len(owner) == n else owner[:n]
+            try:
+                # The tensor holds exactly n elements and the scalar broadcasts: the
+                # ufunc writes all n elements of flat.
+                if scalar_first:
+                    ufunc(scalar, fa, flat)
+                else:
+                    ufunc(fa, scalar, flat)
+            except BaseException:
+                del flat
+                pool.recycle(owner, 0)
+                raise
+            return self.wrap(t._shape, dt, owner, flat)
+        finally:
+            _reading.remove(st)
 
     # -- general paths ---------------------------------------------------------------------
     def _binary(self, spec: _Spec, a: Any, b: Any, out: Any) -> Tensor:
@@ -320,57 +340,55 @@ class ElementwiseOps(EngineBase):
                 "arithmetic for scalars",
                 kind="INVALID_OPERAND",
             )
-        bufs: list[HostBuffer | None] = []
-        if a_scalar:
-            yb, dt, shape, buf = operand(b, op)
-            bufs.append(buf)
-            xa: Any = weak_scalar(a, dt, op)
-        else:
-            xa, dt, shape, buf = operand(a, op)
-            bufs.append(buf)
-            if b_scalar:
-                yb = weak_scalar(b, dt, op)
+        with Reads() as reads:
+            if a_scalar:
+                yb, dt, shape = reads.operand(b, op)
+                xa: Any = weak_scalar(a, dt, op)
             else:
-                yb, dt2, shape2, buf2 = operand(b, op)
-                bufs.append(buf2)
-                if dt2 is not dt:
-                    raise _dtype_mismatch(op, dt, dt2)
-                if shape2 != shape:
-                    raise _shape_error(op, shape, shape2)
-        if dt not in spec.allowed:
-            raise _dtype_error(spec, dt)
-        ufunc = spec.ufunc
-        if spec is _DIV and dt in _I:
-            _check_int_divisor(op, yb)
-            ufunc = _np_fdiv
-        elif spec is _POW and dt in _I and np.any(np.less(yb, 0)):
-            raise ValidationError(
-                op,
-                "an integer tensor cannot be raised to a negative integer power; convert "
-                "it to a float dtype first",
-                kind="NEGATIVE_INTEGER_POWER",
-            )
-        result = spec.result or dt
+                xa, dt, shape = reads.operand(a, op)
+                if b_scalar:
+                    yb = weak_scalar(b, dt, op)
+                else:
+                    yb, dt2, shape2 = reads.operand(b, op)
+                    if dt2 is not dt:
+                        raise _dtype_mismatch(op, dt, dt2)
+                    if shape2 != shape:
+                        raise _shape_error(op, shape, shape2)
+            if dt not in spec.allowed:
+                raise _dtype_error(spec, dt)
+            ufunc = spec.ufunc
+            if spec is _DIV and dt in _I:
+                _check_int_divisor(op, yb)
+                ufunc = _np_fdiv
+            elif spec is _POW and dt in _I and np.any(np.less(yb, 0)):
+                raise ValidationError(
+                    op,
+                    "an integer tensor cannot be raised to a negative integer power; convert "
+                    "it to a float dtype first",
+                    kind="NEGATIVE_INTEGER_POWER",
+                )
+            result = spec.result or dt
 
-        def kernel(nd: Array) -> None:
-            # Every operand has nd's shape or is a scalar: the ufunc writes all of nd.
-            ufunc(xa, yb, out=nd)
+            def kernel(nd: Array) -> None:
+                # Every operand has nd's shape or is a scalar: the ufunc writes all of nd.
+                ufunc(xa, yb, out=nd)
 
-        return self.run(op, shape, result, kernel, out, bufs, in_place_ok=True)
+            return self.run(op, shape, result, kernel, out, reads, in_place_ok=True)
 
     def _unary(self, spec: _Spec, a: Any, out: Any) -> Tensor:
         op = spec.op
-        x, dt, shape, buf = operand(a, op)
-        if dt not in spec.allowed:
-            raise _dtype_error(spec, dt)
-        result = dt.real if spec is _ABS else dt
-        ufunc = spec.ufunc
+        with Reads() as reads:
+            x, dt, shape = reads.operand(a, op)
+            if dt not in spec.allowed:
+                raise _dtype_error(spec, dt)
+            result = dt.real if spec is _ABS else dt
+            ufunc = spec.ufunc
 
-        def kernel(nd: Array) -> None:
-            # x has nd's shape: the ufunc writes every element of nd.
-            ufunc(x, out=nd)
+            def kernel(nd: Array) -> None:
+                # x has nd's shape: the ufunc writes every element of nd.
+                ufunc(x, out=nd)
 
-        return self.run(op, shape, result, kernel, out, (buf,), in_place_ok=True)
+            return self.run(op, shape, result, kernel, out, reads, in_place_ok=True)
 
     # -- arithmetic ------------------------------------------------------------------------
     add = _binary_method(
@@ -472,46 +490,45 @@ class ElementwiseOps(EngineBase):
         op = "CpuEngine.where"
         if is_scalar(cond):
             raise not_a_tensor(op, cond, "cond")
-        c, cdt, shape, cbuf = operand(cond, op)
-        if cdt is not _BOOL:
-            raise ValidationError(
-                op,
-                f"cond must be a BOOL tensor, got {cdt.name}; build one with a comparison "
-                "(eng.less, eng.equal, ...)",
-                kind="DTYPE_MISMATCH",
-                dtype=cdt,
-            )
-        if is_scalar(x) and is_scalar(y):
-            raise ValidationError(
-                op,
-                "x and y cannot both be scalars: their dtype would be ambiguous; make one "
-                "of them a tensor",
-                kind="INVALID_OPERAND",
-            )
-        bufs: list[HostBuffer | None] = [cbuf]
-        dt: DType | None = None
-        arrays: list[Any] = [None, None]
-        for i, v in enumerate((x, y)):
-            if is_scalar(v):
-                continue
-            arr, vdt, vshape, vbuf = operand(v, op)
-            if vshape != shape:
-                raise _shape_error(op, shape, vshape)
-            if dt is not None and vdt is not dt:
-                raise _dtype_mismatch(op, dt, vdt)
-            dt = vdt
-            arrays[i] = arr
-            bufs.append(vbuf)
-        assert dt is not None
-        for i, v in enumerate((x, y)):
-            if arrays[i] is None:
-                arrays[i] = weak_scalar(v, dt, op)
-        xa, ya = arrays
+        with Reads() as reads:
+            c, cdt, shape = reads.operand(cond, op)
+            if cdt is not _BOOL:
+                raise ValidationError(
+                    op,
+                    f"cond must be a BOOL tensor, got {cdt.name}; build one with a comparison "
+                    "(eng.less, eng.equal, ...)",
+                    kind="DTYPE_MISMATCH",
+                    dtype=cdt,
+                )
+            if is_scalar(x) and is_scalar(y):
+                raise ValidationError(
+                    op,
+                    "x and y cannot both be scalars: their dtype would be ambiguous; make one "
+                    "of them a tensor",
+                    kind="INVALID_OPERAND",
+                )
+            dt: DType | None = None
+            arrays: list[Any] = [None, None]
+            for i, v in enumerate((x, y)):
+                if is_scalar(v):
+                    continue
+                arr, vdt, vshape = reads.operand(v, op)
+                if vshape != shape:
+                    raise _shape_error(op, shape, vshape)
+                if dt is not None and vdt is not dt:
+                    raise _dtype_mismatch(op, dt, vdt)
+                dt = vdt
+                arrays[i] = arr
+            assert dt is not None
+            for i, v in enumerate((x, y)):
+                if arrays[i] is None:
+                    arrays[i] = weak_scalar(v, dt, op)
+            xa, ya = arrays
 
-        def kernel(nd: Array) -> None:
-            # The first copy writes every element of nd; the second overwrites the
-            # elements selected by cond.
-            np.copyto(nd, ya)
-            np.copyto(nd, xa, where=c)
+            def kernel(nd: Array) -> None:
+                # The first copy writes every element of nd; the second overwrites the
+                # elements selected by cond.
+                np.copyto(nd, ya)
+                np.copyto(nd, xa, where=c)
 
-        return self.run(op, shape, dt, kernel, out, bufs, in_place_ok=False)
+            return self.run(op, shape, dt, kernel, out, reads, in_place_ok=False)

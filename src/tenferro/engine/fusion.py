@@ -43,9 +43,8 @@ import numpy as np
 from ..dtype import DType
 from ..errors import ValidationError
 from ..layout import shape_size
-from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ._base import EngineBase, check_out, operand
+from ._base import EngineBase, Reads, check_out
 from .elementwise import weak_scalar
 
 __all__ = ["FusionOps"]
@@ -664,12 +663,17 @@ class FusionOps(EngineBase):
             raise ValidationError(
                 OP, f"backend must be 'tiled' or 'numexpr', got {backend!r}", kind="INVALID_BACKEND"
             )
+        with Reads() as reads:
+            return self._evaluate(reads, expr, out, backend, operands)
+
+    def _evaluate(
+        self, reads: Reads, expr: str, out: Tensor | None, backend: str, operands: dict[str, Any]
+    ) -> Tensor:
         arrays: dict[str, Array] = {}
         dtypes: dict[str, DType] = {}
-        bufs: list[HostBuffer | None] = []
         shape: Shape | None = None
         for name, value in operands.items():
-            arr, dt, sh, buf = operand(value, OP)
+            arr, dt, sh = reads.operand(value, OP)
             if shape is None:
                 shape = sh
             elif sh != shape:
@@ -681,7 +685,6 @@ class FusionOps(EngineBase):
                 )
             arrays[name] = arr
             dtypes[name] = dt
-            bufs.append(buf)
         # Tensors (and compact views) run in flat tiles; strided views in slabs of
         # the last axis.
         compact = all(a.flags.f_contiguous for a in arrays.values())
@@ -705,7 +708,7 @@ class FusionOps(EngineBase):
                     ex_uses_vml=False,
                 )
 
-            return self.run(OP, shape, prog.dtype, nex_kernel, out, bufs, in_place_ok=True)
+            return self.run(OP, shape, prog.dtype, nex_kernel, out, reads, in_place_ok=True)
 
         ordered = [arrays[name] for name in prog.inputs]
 
@@ -731,12 +734,12 @@ class FusionOps(EngineBase):
                 # staged holds every element of the result: copyto writes all of nd.
                 np.copyto(nd.reshape(-1, order="F"), staged_flat)
 
-            return self.run(OP, shape, prog.dtype, copy_kernel, out, bufs, in_place_ok=True)
+            return self.run(OP, shape, prog.dtype, copy_kernel, out, reads, in_place_ok=True)
         # In place (out= also an operand) is safe when the last step is one ufunc: a
         # tile's earlier steps only write registers, and a ufunc reads each element
         # before writing it. A final `where` writes in two passes, so it is not.
         in_place = compact and prog.instrs[-1][0] != "where"
-        return self.run(OP, shape, prog.dtype, kernel, out, bufs, in_place_ok=in_place)
+        return self.run(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=in_place)
 
 
 def _parallel(

@@ -23,7 +23,7 @@ from ..dtype import DType
 from ..errors import ValidationError
 from ..layout import normalize_axes, shape_size
 from ..tensor import Tensor
-from ._base import EngineBase, operand
+from ._base import EngineBase, Reads
 
 __all__ = ["ReductionOps"]
 
@@ -38,65 +38,66 @@ class ReductionOps(EngineBase):
 
     def _reduce(self, name: str, t: Any, axes: Any, out: Tensor | None) -> Tensor:
         op = f"CpuEngine.{name}"
-        x, dt, shape, buf = operand(t, op)
-        ax = normalize_axes(axes, len(shape), op)
-        out_shape = tuple(d for i, d in enumerate(shape) if i not in ax)
-        count = shape_size([shape[i] for i in ax])
-        if name in ("reduce_max", "reduce_min"):
-            if dt.is_complex:
-                raise ValidationError(
-                    op,
-                    f"{name} is not defined for complex dtypes (no order); reduce abs() or "
-                    "the real part instead",
-                    kind="UNSUPPORTED_DTYPE",
-                    dtype=dt,
-                )
-            if count == 0 and ax:
-                raise ValidationError(
-                    op,
-                    f"{name} over an empty axis has no value (no identity); check the shape "
-                    f"{shape} and axes {ax}",
-                    kind="EMPTY_REDUCTION",
-                    shape=shape,
-                    axes=ax,
-                )
-            result = dt
-        elif name == "reduce_mean":
-            if count == 0 and ax:
-                raise ValidationError(
-                    op,
-                    f"the mean over an empty axis is undefined; check the shape {shape} "
-                    f"and axes {ax}",
-                    kind="EMPTY_REDUCTION",
-                    shape=shape,
-                    axes=ax,
-                )
-            result = DType.F64 if dt in _INTISH else dt
-        else:
-            result = DType.I64 if dt is DType.BOOL else dt
-        ufunc = {
-            "reduce_sum": np.add,
-            "reduce_prod": np.multiply,
-            "reduce_max": np.maximum,
-            "reduce_min": np.minimum,
-            "reduce_mean": np.add,
-        }[name]
-        np_result = result.numpy
-        mean = name == "reduce_mean"
+        with Reads() as reads:
+            x, dt, shape = reads.operand(t, op)
+            ax = normalize_axes(axes, len(shape), op)
+            out_shape = tuple(d for i, d in enumerate(shape) if i not in ax)
+            count = shape_size([shape[i] for i in ax])
+            if name in ("reduce_max", "reduce_min"):
+                if dt.is_complex:
+                    raise ValidationError(
+                        op,
+                        f"{name} is not defined for complex dtypes (no order); reduce abs() or "
+                        "the real part instead",
+                        kind="UNSUPPORTED_DTYPE",
+                        dtype=dt,
+                    )
+                if count == 0 and ax:
+                    raise ValidationError(
+                        op,
+                        f"{name} over an empty axis has no value (no identity); check the shape "
+                        f"{shape} and axes {ax}",
+                        kind="EMPTY_REDUCTION",
+                        shape=shape,
+                        axes=ax,
+                    )
+                result = dt
+            elif name == "reduce_mean":
+                if count == 0 and ax:
+                    raise ValidationError(
+                        op,
+                        f"the mean over an empty axis is undefined; check the shape {shape} "
+                        f"and axes {ax}",
+                        kind="EMPTY_REDUCTION",
+                        shape=shape,
+                        axes=ax,
+                    )
+                result = DType.F64 if dt in _INTISH else dt
+            else:
+                result = DType.I64 if dt is DType.BOOL else dt
+            ufunc = {
+                "reduce_sum": np.add,
+                "reduce_prod": np.multiply,
+                "reduce_max": np.maximum,
+                "reduce_min": np.minimum,
+                "reduce_mean": np.add,
+            }[name]
+            np_result = result.numpy
+            mean = name == "reduce_mean"
 
-        def kernel(nd: Array) -> None:
-            if not ax:
-                # No axis reduced: the (converted) input has nd's shape; copyto
-                # writes every element.
-                np.copyto(nd, x, casting="unsafe")
-                return
-            # The reduction's output shape is nd's shape exactly: every element of
-            # nd receives one reduced value.
-            ufunc.reduce(x, axis=ax, out=nd, dtype=np_result)
-            if mean:
-                np.divide(nd, count, out=nd)
+            def kernel(nd: Array) -> None:
+                if not ax:
+                    # No axis reduced: the (converted) input has nd's shape; copyto
+                    # writes every element.
+                    np.copyto(nd, x, casting="unsafe")
+                    return
+                # The reduction's output shape is nd's shape exactly: every element of
+                # nd receives one reduced value.
+                ufunc.reduce(x, axis=ax, out=nd, dtype=np_result)
+                if mean:
+                    np.divide(nd, count, out=nd)
 
-        return self.run(op, out_shape, result, kernel, out, (buf,))
+            return self.run(op, out_shape, result, kernel, out, reads)
 
     def reduce_sum(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Sum over ``axes`` (None: all, a rank-0 result; ``()``: none). BOOL gives I64."""

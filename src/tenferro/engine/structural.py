@@ -31,7 +31,7 @@ from ..errors import RuntimeStateError, ValidationError
 from ..layout import normalize_perm, normalize_shape, shape_size, strict_index
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ._base import EngineBase, check_out, operand
+from ._base import EngineBase, Reads, check_out
 
 __all__ = ["StructuralOps"]
 
@@ -135,28 +135,30 @@ class StructuralOps(EngineBase):
     def transpose(self, t: Any, perm: Any, out: Tensor | None = None) -> Tensor:
         """Permute axes: ``result.shape[i] == t.shape[perm[i]]``; a new compact output."""
         op = "CpuEngine.transpose"
-        x, dt, shape, buf = operand(t, op)
-        p = normalize_perm(perm, len(shape), op)
-        out_shape = tuple(shape[i] for i in p)
+        with Reads() as reads:
+            x, dt, shape = reads.operand(t, op)
+            p = normalize_perm(perm, len(shape), op)
+            out_shape = tuple(shape[i] for i in p)
 
-        def kernel(nd: Array) -> None:
-            # The permuted input has nd's shape: copyto writes every element.
-            np.copyto(nd, x.transpose(p))
+            def kernel(nd: Array) -> None:
+                # The permuted input has nd's shape: copyto writes every element.
+                np.copyto(nd, x.transpose(p))
 
-        return self.run(op, out_shape, dt, kernel, out, (buf,))
+            return self.run(op, out_shape, dt, kernel, out, reads)
 
     def reshape(self, t: Any, shape: Any, out: Tensor | None = None) -> Tensor:
         """The elements in column-major order, with a new shape (one entry may be -1)."""
         op = "CpuEngine.reshape"
-        x, dt, old, buf = operand(t, op)
-        new = _resolve_shape(op, shape, shape_size(old), dt)
+        with Reads() as reads:
+            x, dt, old = reads.operand(t, op)
+            new = _resolve_shape(op, shape, shape_size(old), dt)
 
-        def kernel(nd: Array) -> None:
-            # nd seen in the input's shape (column-major, a view of the same memory)
-            # has the input's shape: copyto writes every element.
-            np.copyto(nd.reshape(old, order="F") if old != new else nd, x)
+            def kernel(nd: Array) -> None:
+                # nd seen in the input's shape (column-major, a view of the same memory)
+                # has the input's shape: copyto writes every element.
+                np.copyto(nd.reshape(old, order="F") if old != new else nd, x)
 
-        return self.run(op, new, dt, kernel, out, (buf,))
+            return self.run(op, new, dt, kernel, out, reads)
 
     def broadcast_in_dim(self, t: Any, shape: Any, dims: Any, out: Tensor | None = None) -> Tensor:
         """Broadcast ``t`` to ``shape``: input axis ``i`` becomes output axis ``dims[i]``.
@@ -166,47 +168,48 @@ class StructuralOps(EngineBase):
         tensor (a computation, not a view).
         """
         op = "CpuEngine.broadcast_in_dim"
-        x, dt, in_shape, buf = operand(t, op)
-        out_shape = normalize_shape(shape, op, dt.itemsize)
-        try:
-            d = tuple(strict_index(i) for i in dims)
-        except TypeError:
-            raise ValidationError(
-                op,
-                f"dims must be a sequence of ints (not bools), got {dims!r}",
-                kind="INVALID_AXES",
-            ) from None
-        if len(d) != len(in_shape):
-            raise ValidationError(
-                op,
-                f"dims names {len(d)} output axes but the input has {len(in_shape)} axes",
-                kind="INVALID_AXES",
-                dims=d,
-            )
-        if len(set(d)) != len(d) or any(not 0 <= i < len(out_shape) for i in d):
-            raise ValidationError(
-                op,
-                f"dims {d} must be distinct output axes in 0..{len(out_shape) - 1}",
-                kind="INVALID_AXES",
-                dims=d,
-            )
-        for i, j in enumerate(d):
-            if in_shape[i] not in (1, out_shape[j]):
+        with Reads() as reads:
+            x, dt, in_shape = reads.operand(t, op)
+            out_shape = normalize_shape(shape, op, dt.itemsize)
+            try:
+                d = tuple(strict_index(i) for i in dims)
+            except TypeError:
                 raise ValidationError(
                     op,
-                    f"input axis {i} has size {in_shape[i]}, which cannot broadcast to output "
-                    f"axis {j} of size {out_shape[j]} (it must be equal or 1)",
-                    kind="DIM_MISMATCH",
-                    axis=i,
+                    f"dims must be a sequence of ints (not bools), got {dims!r}",
+                    kind="INVALID_AXES",
+                ) from None
+            if len(d) != len(in_shape):
+                raise ValidationError(
+                    op,
+                    f"dims names {len(d)} output axes but the input has {len(in_shape)} axes",
+                    kind="INVALID_AXES",
+                    dims=d,
                 )
-        order = sorted(range(len(d)), key=lambda i: d[i])
-        new_axes = tuple(j for j in range(len(out_shape)) if j not in d)
+            if len(set(d)) != len(d) or any(not 0 <= i < len(out_shape) for i in d):
+                raise ValidationError(
+                    op,
+                    f"dims {d} must be distinct output axes in 0..{len(out_shape) - 1}",
+                    kind="INVALID_AXES",
+                    dims=d,
+                )
+            for i, j in enumerate(d):
+                if in_shape[i] not in (1, out_shape[j]):
+                    raise ValidationError(
+                        op,
+                        f"input axis {i} has size {in_shape[i]}, which cannot broadcast to output "
+                        f"axis {j} of size {out_shape[j]} (it must be equal or 1)",
+                        kind="DIM_MISMATCH",
+                        axis=i,
+                    )
+            order = sorted(range(len(d)), key=lambda i: d[i])
+            new_axes = tuple(j for j in range(len(out_shape)) if j not in d)
 
-        def kernel(nd: Array) -> None:
-            # The expanded input broadcasts to nd's shape: copyto writes every element.
-            np.copyto(nd, np.expand_dims(x.transpose(order), new_axes))
+            def kernel(nd: Array) -> None:
+                # The expanded input broadcasts to nd's shape: copyto writes every element.
+                np.copyto(nd, np.expand_dims(x.transpose(order), new_axes))
 
-        return self.run(op, out_shape, dt, kernel, out, (buf,))
+            return self.run(op, out_shape, dt, kernel, out, reads)
 
     def concatenate(
         self, tensors: Sequence[Any], axis: int = 0, out: Tensor | None = None
@@ -217,37 +220,40 @@ class StructuralOps(EngineBase):
             raise ValidationError(
                 op, "concatenate takes a non-empty list of tensors", kind="INVALID_OPERAND"
             )
-        items = [operand(x, op) for x in tensors]
-        dt = items[0][1]
-        rank = len(items[0][2])
-        if rank == 0:
-            raise ValidationError(op, "rank-0 tensors cannot be concatenated", kind="RANK_MISMATCH")
-        ax = _axis(op, axis, rank)
-        base = items[0][2]
-        for i, (_, d, s, _) in enumerate(items):
-            if d is not dt:
+        with Reads() as reads:
+            items = [reads.operand(x, op) for x in tensors]
+            dt = items[0][1]
+            rank = len(items[0][2])
+            if rank == 0:
                 raise ValidationError(
-                    op,
-                    f"tensor {i} has dtype {d.name}, tensor 0 has {dt.name}; convert first",
-                    kind="DTYPE_MISMATCH",
+                    op, "rank-0 tensors cannot be concatenated", kind="RANK_MISMATCH"
                 )
-            if len(s) != rank or any(s[j] != base[j] for j in range(rank) if j != ax):
-                raise ValidationError(
-                    op,
-                    f"tensor {i} has shape {s}; every tensor needs shape {base} except along "
-                    f"axis {ax}",
-                    kind="SHAPE_MISMATCH",
-                )
-        out_shape = tuple(
-            sum(s[ax] for _, _, s, _ in items) if j == ax else base[j] for j in range(rank)
-        )
-        arrays = [a for a, _, _, _ in items]
+            ax = _axis(op, axis, rank)
+            base = items[0][2]
+            for i, (_, d, s) in enumerate(items):
+                if d is not dt:
+                    raise ValidationError(
+                        op,
+                        f"tensor {i} has dtype {d.name}, tensor 0 has {dt.name}; convert first",
+                        kind="DTYPE_MISMATCH",
+                    )
+                if len(s) != rank or any(s[j] != base[j] for j in range(rank) if j != ax):
+                    raise ValidationError(
+                        op,
+                        f"tensor {i} has shape {s}; every tensor needs shape {base} except along "
+                        f"axis {ax}",
+                        kind="SHAPE_MISMATCH",
+                    )
+            out_shape = tuple(
+                sum(s[ax] for _, _, s in items) if j == ax else base[j] for j in range(rank)
+            )
+            arrays = [a for a, _, _ in items]
 
-        def kernel(nd: Array) -> None:
-            # The pieces tile nd along `axis` exactly: every element is written once.
-            np.concatenate(arrays, axis=ax, out=nd)
+            def kernel(nd: Array) -> None:
+                # The pieces tile nd along `axis` exactly: every element is written once.
+                np.concatenate(arrays, axis=ax, out=nd)
 
-        return self.run(op, out_shape, dt, kernel, out, [b for _, _, _, b in items])
+            return self.run(op, out_shape, dt, kernel, out, reads)
 
     def tril(self, t: Any, k: int = 0, out: Tensor | None = None) -> Tensor:
         """Lower triangle of each ``[M, N]`` matrix (batch axes trailing); above
@@ -261,28 +267,29 @@ class StructuralOps(EngineBase):
 
     def _tri(self, name: str, t: Any, k: Any, out: Tensor | None) -> Tensor:
         op = f"CpuEngine.{name}"
-        x, dt, shape, buf = operand(t, op)
-        kk = _int(op, k, "k")
-        if len(shape) < 2:
-            raise ValidationError(
-                op,
-                f"{name} needs a matrix [M, N, B...], got shape {shape}",
-                kind="RANK_MISMATCH",
-            )
-        m, n = shape[0], shape[1]
-        batch = len(shape) - 2
+        with Reads() as reads:
+            x, dt, shape = reads.operand(t, op)
+            kk = _int(op, k, "k")
+            if len(shape) < 2:
+                raise ValidationError(
+                    op,
+                    f"{name} needs a matrix [M, N, B...], got shape {shape}",
+                    kind="RANK_MISMATCH",
+                )
+            m, n = shape[0], shape[1]
+            batch = len(shape) - 2
 
-        def kernel(nd: Array) -> None:
-            keep = np.tri(m, n, kk, dtype=bool)
-            if name == "triu":
-                keep = ~np.tri(m, n, kk - 1, dtype=bool)
-            keep = keep.reshape(keep.shape + (1,) * batch)
-            # The first copy writes every element with zero; the second puts back the
-            # kept triangle.
-            nd[...] = 0
-            np.copyto(nd, x, where=keep)
+            def kernel(nd: Array) -> None:
+                keep = np.tri(m, n, kk, dtype=bool)
+                if name == "triu":
+                    keep = ~np.tri(m, n, kk - 1, dtype=bool)
+                keep = keep.reshape(keep.shape + (1,) * batch)
+                # The first copy writes every element with zero; the second puts back the
+                # kept triangle.
+                nd[...] = 0
+                np.copyto(nd, x, where=keep)
 
-        return self.run(op, shape, dt, kernel, out, (buf,))
+            return self.run(op, shape, dt, kernel, out, reads)
 
     def extract_diagonal(
         self, t: Any, offset: int = 0, axes: Sequence[int] = (0, 1), out: Tensor | None = None
@@ -290,31 +297,32 @@ class StructuralOps(EngineBase):
         """The diagonal over ``axes`` (default the matrix axes 0 and 1), first in the
         result, followed by the remaining axes in order: ``[M, N, B] -> [K, B]``."""
         op = "CpuEngine.extract_diagonal"
-        x, dt, shape, buf = operand(t, op)
-        off = _int(op, offset, "offset")
-        try:
-            a1, a2 = axes
-        except (TypeError, ValueError):
-            raise ValidationError(
-                op, f"axes must be a pair of axes, got {axes!r}", kind="INVALID_AXES"
-            ) from None
-        if len(shape) < 2:
-            raise ValidationError(
-                op, f"a diagonal needs rank >= 2, got shape {shape}", kind="RANK_MISMATCH"
-            )
-        i1 = _axis(op, a1, len(shape))
-        i2 = _axis(op, a2, len(shape))
-        if i1 == i2:
-            raise ValidationError(op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES")
-        diag_view = np.diagonal(x, off, i1, i2)
-        out_shape = (diag_view.shape[-1], *diag_view.shape[:-1])
+        with Reads() as reads:
+            x, dt, shape = reads.operand(t, op)
+            off = _int(op, offset, "offset")
+            try:
+                a1, a2 = axes
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    op, f"axes must be a pair of axes, got {axes!r}", kind="INVALID_AXES"
+                ) from None
+            if len(shape) < 2:
+                raise ValidationError(
+                    op, f"a diagonal needs rank >= 2, got shape {shape}", kind="RANK_MISMATCH"
+                )
+            i1 = _axis(op, a1, len(shape))
+            i2 = _axis(op, a2, len(shape))
+            if i1 == i2:
+                raise ValidationError(op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES")
+            diag_view = np.diagonal(x, off, i1, i2)
+            out_shape = (diag_view.shape[-1], *diag_view.shape[:-1])
 
-        def kernel(nd: Array) -> None:
-            # The diagonal view, diagonal axis first, has nd's shape: copyto writes
-            # every element.
-            np.copyto(nd, np.moveaxis(diag_view, -1, 0))
+            def kernel(nd: Array) -> None:
+                # The diagonal view, diagonal axis first, has nd's shape: copyto writes
+                # every element.
+                np.copyto(nd, np.moveaxis(diag_view, -1, 0))
 
-        return self.run(op, out_shape, dt, kernel, out, (buf,))
+            return self.run(op, out_shape, dt, kernel, out, reads)
 
     # -- named copies --------------------------------------------------------------------
     def to_contiguous(self, t: Any, out: Tensor | None = None) -> Tensor:
@@ -345,17 +353,18 @@ class StructuralOps(EngineBase):
                     kind="NOT_HOST",
                     memory_kind=t.placement.memory_kind,
                 )
-        x, dt, shape, buf = operand(t, op)
-        nbytes = shape_size(shape) * dt.itemsize
-        check_copy(op, nbytes)
+        with Reads() as reads:
+            x, dt, shape = reads.operand(t, op)
+            nbytes = shape_size(shape) * dt.itemsize
+            check_copy(op, nbytes)
 
-        def kernel(nd: Array) -> None:
-            # x has nd's shape: copyto writes every element.
-            np.copyto(nd, x)
+            def kernel(nd: Array) -> None:
+                # x has nd's shape: copyto writes every element.
+                np.copyto(nd, x)
 
-        result = self.run(op, shape, dt, kernel, out, (buf,))
-        count_copy(nbytes)
-        return result
+            result = self.run(op, shape, dt, kernel, out, reads)
+            count_copy(nbytes)
+            return result
 
     def _domain_copy(self, op: str, t: Tensor) -> Tensor:
         domain = self._domain
@@ -388,53 +397,54 @@ class StructuralOps(EngineBase):
 
     def _convert(self, op: str, t: Any, dtype: Any, out: Tensor | None, checked: bool) -> Tensor:
         target = as_dtype(dtype, op)
-        x, dt, shape, buf = operand(t, op)
-        if out is not None:
-            check_out(out, shape, target, op)
-        # Refused under forbid_copies before anything is copied; counted only once
-        # the copy is made (a lossy value or a refused out= copies nothing).
-        nbytes = shape_size(shape) * target.itemsize
-        check_copy(op, nbytes)
-        real_part = dt.is_complex and not target.is_complex and not checked
+        with Reads() as reads:
+            x, dt, shape = reads.operand(t, op)
+            if out is not None:
+                check_out(out, shape, target, op)
+            # Refused under forbid_copies before anything is copied; counted only once
+            # the copy is made (a lossy value or a refused out= copies nothing).
+            nbytes = shape_size(shape) * target.itemsize
+            check_copy(op, nbytes)
+            real_part = dt.is_complex and not target.is_complex and not checked
 
-        def kernel(nd: Array) -> None:
-            src = x.real if real_part else x
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                with np.errstate(all="ignore"):
-                    # The source has nd's shape: copyto writes every element.
-                    np.copyto(nd, src, casting="unsafe")
-            if checked:
-                bad = _lossy_mask(x, nd, target)
-                if bad is not None:
-                    index, value = _first_bad(bad, x)
-                    raise ValidationError(
-                        op,
-                        f"element {index} = {value!r} cannot be represented as {target.name} "
-                        "without changing its value; use cast() for an explicitly lossy "
-                        "conversion",
-                        kind="LOSSY_CONVERSION",
-                        index=index,
-                        value=value,
-                        dtype=target,
-                    )
+            def kernel(nd: Array) -> None:
+                src = x.real if real_part else x
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    with np.errstate(all="ignore"):
+                        # The source has nd's shape: copyto writes every element.
+                        np.copyto(nd, src, casting="unsafe")
+                if checked:
+                    bad = _lossy_mask(x, nd, target)
+                    if bad is not None:
+                        index, value = _first_bad(bad, x)
+                        raise ValidationError(
+                            op,
+                            f"element {index} = {value!r} cannot be represented as {target.name} "
+                            "without changing its value; use cast() for an explicitly lossy "
+                            "conversion",
+                            kind="LOSSY_CONVERSION",
+                            index=index,
+                            value=value,
+                            dtype=target,
+                        )
 
-        if not (checked and out is not None):
-            result = self.run(op, shape, target, kernel, out, (buf,))
+            if not (checked and out is not None):
+                result = self.run(op, shape, target, kernel, out, reads)
+                count_copy(nbytes)
+                return result
+            # Checked into out=: convert into a pooled buffer first, so that a refused
+            # conversion leaves out= untouched (the pooled buffer goes back on error).
+            staged = self.run(op, shape, target, kernel)
+            staged_flat = staged._st.flat
+
+            def copy_kernel(nd: Array) -> None:
+                # staged holds every element of the result: copyto writes all of nd.
+                np.copyto(nd.reshape(-1, order="F"), staged_flat)
+
+            result = self.run(op, shape, target, copy_kernel, out, reads)
             count_copy(nbytes)
             return result
-        # Checked into out=: convert into a pooled buffer first, so that a refused
-        # conversion leaves out= untouched (the pooled buffer goes back on error).
-        staged = self.run(op, shape, target, kernel)
-        staged_flat = staged._st.flat
-
-        def copy_kernel(nd: Array) -> None:
-            # staged holds every element of the result: copyto writes all of nd.
-            np.copyto(nd.reshape(-1, order="F"), staged_flat)
-
-        result = self.run(op, shape, target, copy_kernel, out, (buf,))
-        count_copy(nbytes)
-        return result
 
 
 def _resolve_shape(op: str, shape: Any, size: int, dt: DType) -> Shape:

@@ -37,6 +37,15 @@ _getrefcount = sys.getrefcount
 # `_refuse_if_aliased` may run another buffer's `__del__` on this thread.
 _lock = threading.RLock()
 
+#: Engine reads in flight, in every thread: one entry per pin, a `HostBuffer` or
+#: a tuple of them (the hot paths pin both operands with one tuple). Kernels read
+#: ``HostBuffer.flat`` directly, without an alias, so this is how writers and
+#: moves learn that a buffer is being read (`HostBuffer.readers`). Pins are
+#: single ``append``/``remove`` calls, atomic under the GIL (an int's ``+= 1`` is
+#: not: two threads could lose an update), and one registry costs an engine
+#: output nothing: only the operations that read pay, about 50 ns each.
+reading: list[Any] = []
+
 
 class HostBuffer:
     """A host buffer with an optional weak link to the pool that should get it back."""
@@ -148,6 +157,48 @@ class HostBuffer:
         if holder is not None:
             raise shared_refusal(op, holder)
 
+    # -- engine reads -------------------------------------------------------------------
+    def pin(self) -> None:
+        """Count an engine operation as reading this buffer until `unpin` (see `reading`).
+
+        INVARIANT (the mirror of `begin_exclusive`'s): a reader pins *before* it
+        checks ``exclusive``, and a writer sets ``exclusive`` *before* it counts
+        pins, so either the writer sees the pin (and is refused, IN_USE) or the
+        reader sees the flag (and is refused). The engine's hot paths inline this.
+        """
+        reading.append(self)
+
+    def unpin(self) -> None:
+        """End one engine read started by `pin`."""
+        reading.remove(self)
+
+    def readers(self) -> int:
+        """Engine operations reading this buffer now (pins held)."""
+        if not reading:
+            return 0
+        n = 0
+        # One atomic copy: other threads may pin and unpin while we count.
+        for entry in reading[:]:
+            if entry is self:
+                n += 1
+            elif entry.__class__ is tuple:
+                n += entry.count(self)  # HostBuffer has no __eq__: identity
+        return n
+
+    def _refuse_if_in_use(self, op: str, own_pins: int = 0) -> None:
+        # ``own_pins``: pins held by the caller itself (an elementwise operation
+        # writing over one of its own operands), which must not refuse it.
+        readers = self.readers() - own_pins
+        if readers > 0:
+            raise BorrowError(
+                op,
+                f"{readers} engine operation(s) on another thread are reading this buffer; "
+                "wait for them to finish (join or synchronise the threads) before writing "
+                "or moving it",
+                kind="IN_USE",
+                readers=readers,
+            )
+
     # -- exclusive borrows --------------------------------------------------------------
     def _refuse_if_aliased(self, op: str) -> None:
         aliases = self.alias_count()
@@ -169,7 +220,8 @@ class HostBuffer:
             )
 
     def check_exclusive(self, op: str) -> None:
-        """Refuse exclusive access while any alias is alive or another borrow is active."""
+        """Refuse exclusive access while any alias is alive, an engine operation is
+        reading the buffer, or another borrow is active."""
         holder = self.exclusive
         if holder is not None:
             raise BorrowError(
@@ -178,10 +230,34 @@ class HostBuffer:
                 kind="EXCLUSIVELY_BORROWED",
                 holder=holder,
             )
+        self._refuse_if_in_use(op)
         self._refuse_if_aliased(op)
 
-    def begin_exclusive(self, op: str) -> np.ndarray[Any, Any]:
-        """Start an exclusive borrow; returns a fresh writable root for this borrow."""
+    def begin_move(self, op: str) -> None:
+        """Claim the buffer for a move that cannot fail afterwards (`reclaim_buffer`).
+
+        Refused like an exclusive borrow. Granted, the buffer stays marked as
+        borrowed by ``op`` for good: a reader on another thread that still holds
+        this buffer from before the move is refused instead of reading memory
+        that has a new owner.
+        """
+        with _lock:
+            if self.exclusive is not None:
+                self.check_exclusive(op)  # raises EXCLUSIVELY_BORROWED
+            self.exclusive = op  # before counting: see `pin`
+        try:
+            self._refuse_if_in_use(op)
+            self._refuse_if_aliased(op)
+        except BaseException:
+            self.exclusive = None  # a refused move changes nothing
+            raise
+
+    def begin_exclusive(self, op: str, own_pins: int = 0) -> np.ndarray[Any, Any]:
+        """Start an exclusive borrow; returns a fresh writable root for this borrow.
+
+        ``own_pins``: engine reads of this buffer held by the caller itself (an
+        elementwise ``out=`` that is also an operand); any other pin refuses.
+        """
         if not self.flat.flags.writeable:
             # A read-only mapping (a shared-memory tensor attached from another
             # process): a write root over it would write to read-only pages.
@@ -195,14 +271,15 @@ class HostBuffer:
         with _lock:
             if self.exclusive is not None:
                 self.check_exclusive(op)  # raises EXCLUSIVELY_BORROWED
-            # INVARIANT: `exclusive` is set *before* aliases are counted and readers
-            # check it *after* making their alias, so a reader racing with this
-            # borrow is either counted here or refused there.
+            # INVARIANT: `exclusive` is set *before* aliases and engine pins are
+            # counted, and readers check it *after* making their alias or pin, so a
+            # reader racing with this borrow is either counted here or refused there.
             self.exclusive = op
         # Counted outside the lock: the garbage collection a refusal may run calls
         # finalizers (a pool's recycle takes the pool's lock), which must never
         # wait while this lock is held.
         try:
+            self._refuse_if_in_use(op, own_pins)
             self._refuse_if_aliased(op)
             return make_write_root(self.flat)
         except BaseException:

@@ -1,0 +1,283 @@
+"""Engine operations count as readers while their kernels run (`HostBuffer.pin`).
+
+Kernels read ``HostBuffer.flat`` directly, without an alias, so a writer or a
+move on another thread must learn from the pin that a read is in flight. Every
+test here is deterministic: the kernel is made to wait on an `Event` (through a
+patched kernel or `EngineBase.run`) while the main thread tries the writers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tenferro as tfr
+from tenferro.engine import _base, contraction
+from tenferro.storage import host
+from tenferro.tensor import Tensor
+
+WAIT_S = 30.0
+
+
+def t_(values: Any, dtype: Any = None) -> Tensor:
+    return tfr.from_numpy(np.asfortranarray(np.array(values, dtype=dtype)))
+
+
+class Gate:
+    """Makes a kernel wait: `started` once it is in flight, it waits for `release`."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def hold(self) -> None:
+        self.started.set()
+        assert self.release.wait(WAIT_S), "the test never released the kernel"
+
+
+@contextmanager
+def in_flight(gate: Gate, call: Callable[[], Any]) -> Iterator[list[Any]]:
+    """Run ``call`` on another thread until it is held at the gate; join it on exit."""
+    result: list[Any] = []
+
+    def work() -> None:
+        try:
+            result.append(call())
+        except BaseException as exc:  # reported to the test
+            result.append(exc)
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    try:
+        while not gate.started.wait(0.01):
+            assert thread.is_alive(), f"the operation ended before its kernel: {result}"
+        yield result
+    finally:
+        gate.release.set()
+        thread.join(WAIT_S)
+    assert not thread.is_alive()
+    assert not isinstance(result[0], BaseException), result[0]
+
+
+@pytest.fixture
+def held_run(monkeypatch: pytest.MonkeyPatch) -> Gate:
+    """Every general engine path waits at the gate just before its kernel runs."""
+    gate = Gate()
+    run = _base.EngineBase.run
+
+    def waiting_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        gate.hold()
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(_base.EngineBase, "run", waiting_run)
+    return gate
+
+
+def refused_in_use(call: Callable[[], Any]) -> None:
+    with pytest.raises(tfr.BorrowError) as err:
+        call()
+    assert err.value.kind == "IN_USE"
+    assert "engine operation" in str(err.value) and "another thread" in str(err.value)
+
+
+# -- the writers and movers, each refused while a read is in flight --------------------
+def test_map_write_is_refused_while_an_engine_op_reads_the_tensor(
+    eng: tfr.CpuEngine, held_run: Gate
+) -> None:
+    a = t_([1.0, 2.0])
+    with in_flight(held_run, lambda: eng.maximum(a, 1.5)):
+        refused_in_use(a.map_write)
+    with a.map_write() as w:  # granted once the operation is done
+        w.array[0] = 5.0
+
+
+def test_as_view_mut_is_refused_while_an_engine_op_reads_the_tensor(
+    eng: tfr.CpuEngine, held_run: Gate
+) -> None:
+    a = t_([1.0, 2.0])
+    with in_flight(held_run, lambda: eng.exp(a)):
+        refused_in_use(a.as_view_mut)
+    with a.as_view_mut():
+        pass
+
+
+def test_out_is_refused_while_an_engine_op_reads_the_tensor(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    run = _base.EngineBase.run
+
+    def waiting_run(self: Any, op: str, *args: Any, **kwargs: Any) -> Any:
+        if op == "CpuEngine.exp":  # only the reader waits
+            gate.hold()
+        return run(self, op, *args, **kwargs)
+
+    monkeypatch.setattr(_base.EngineBase, "run", waiting_run)
+    a = t_([1.0, 2.0])
+    with in_flight(gate, lambda: eng.exp(a)):
+        refused_in_use(lambda: eng.neg(t_([3.0, 4.0]), out=a))
+    eng.neg(t_([3.0, 4.0]), out=a)
+    assert a.to_numpy().tolist() == [-3.0, -4.0]
+
+
+def test_into_vec_col_major_is_refused_while_an_engine_op_reads_the_tensor(
+    eng: tfr.CpuEngine, held_run: Gate
+) -> None:
+    a = t_([1.0, 2.0])
+    with in_flight(held_run, lambda: eng.reduce_sum(a)):
+        refused_in_use(a.into_vec_col_major)
+        assert not a.is_moved
+    _, vec = a.into_vec_col_major()
+    assert vec.tolist() == [1.0, 2.0]
+
+
+def test_reclaim_buffer_is_refused_while_an_engine_op_reads_the_tensor(
+    eng: tfr.CpuEngine, held_run: Gate
+) -> None:
+    a = eng.add(t_([1.0, 2.0]), 1.0)  # a pooled output: reclaimable
+    with in_flight(held_run, lambda: eng.transpose(a, (0,))) as result:
+        refused_in_use(lambda: eng.reclaim_buffer(a))
+        assert not a.is_moved
+    assert result[0].to_numpy().tolist() == [2.0, 3.0]  # read whole, undisturbed
+    eng.reclaim_buffer(a)
+    assert a.is_moved
+
+
+# -- every read path pins -----------------------------------------------------------------
+READS: dict[str, Callable[[tfr.CpuEngine, Tensor], Any]] = {
+    "elementwise": lambda e, a: e.sub(a, a.as_view()),  # general path: a view operand
+    "where": lambda e, a: e.where(e.less(a, 2.0), a, 0.0),
+    "reduction": lambda e, a: e.reduce_max(a, (0,)),
+    "structural": lambda e, a: e.broadcast_in_dim(a, (2, 4, 3), (0, 2)),
+    "concatenate": lambda e, a: e.concatenate([a, a]),
+    "to_contiguous": lambda e, a: e.to_contiguous(a),
+    "convert": lambda e, a: e.convert(a, tfr.DType.C64),
+    "matmul": lambda e, a: e.matmul(a.as_view().transpose_view((1, 0)), a),  # a view
+    "dot_general": lambda e, a: e.dot_general(a, a, contracting=((1,), (1,))),
+    "einsum": lambda e, a: e.einsum("ij,kj->ik", a, a),
+    "evaluate": lambda e, a: e.evaluate("exp(a) * 2", a=a),
+}
+
+
+@pytest.mark.parametrize("family", sorted(READS))
+def test_every_engine_read_path_pins_its_tensor_operands(
+    eng: tfr.CpuEngine, held_run: Gate, family: str
+) -> None:
+    a = tfr.from_numpy(np.asfortranarray(np.arange(6.0).reshape(2, 3) / 10))
+    call = READS[family]
+    with in_flight(held_run, lambda: call(eng, a)):
+        assert a._st.readers() >= 1
+        refused_in_use(a.map_write)
+    assert a._st.readers() == 0
+    with a.map_write():
+        pass
+
+
+# -- the hot paths pin first, then check for a writer ----------------------------------
+@contextmanager
+def waiting_closure(method: Any, name: str, gate: Gate) -> Iterator[None]:
+    """Swap a hot path's captured kernel (a closure variable) for one that waits."""
+    cell = dict(zip(method.__code__.co_freevars, method.__closure__, strict=True))[name]
+    kernel = cell.cell_contents
+
+    def waiting(*args: Any) -> Any:
+        gate.hold()
+        return kernel(*args)
+
+    cell.cell_contents = waiting
+    try:
+        yield
+    finally:
+        cell.cell_contents = kernel
+
+
+def test_the_binary_hot_path_pins_both_operands(eng: tfr.CpuEngine) -> None:
+    gate = Gate()
+    a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
+    with (
+        waiting_closure(tfr.CpuEngine.add, "ufunc", gate),
+        in_flight(gate, lambda: eng.add(a, b)) as result,
+    ):
+        refused_in_use(a.map_write)
+        refused_in_use(b.map_write)
+    assert result[0].to_numpy().tolist() == [4.0, 6.0]
+    assert not host.reading
+
+
+def test_the_scalar_hot_path_pins_its_tensor(eng: tfr.CpuEngine) -> None:
+    gate = Gate()
+    a = t_([1.0, 2.0])
+    with (
+        waiting_closure(tfr.CpuEngine.mul, "ufunc", gate),
+        in_flight(gate, lambda: eng.mul(a, 2.0)) as result,
+    ):
+        refused_in_use(a.map_write)
+    assert result[0].to_numpy().tolist() == [2.0, 4.0]
+    assert not host.reading
+
+
+def test_the_matmul_hot_path_pins_both_operands(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    dot = contraction._dot
+
+    def waiting_dot(*args: Any) -> Any:
+        gate.hold()
+        return dot(*args)
+
+    monkeypatch.setattr(contraction, "_dot", waiting_dot)
+    a = tfr.from_numpy(np.eye(2, order="F"))
+    b = tfr.from_numpy(np.ones((2, 2), order="F"))
+    with in_flight(gate, lambda: eng.matmul(a, b)) as result:
+        refused_in_use(a.map_write)
+        refused_in_use(lambda: eng.reclaim_buffer(b))
+    assert result[0].to_numpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_a_hot_path_that_finds_a_writer_refuses_and_unpins(eng: tfr.CpuEngine) -> None:
+    a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
+    with b.map_write():
+        with pytest.raises(tfr.BorrowError) as err:
+            eng.add(a, b)
+        assert err.value.kind == "EXCLUSIVELY_BORROWED"
+        with pytest.raises(tfr.BorrowError):
+            eng.mul(b, 2.0)
+    assert not host.reading
+    assert eng.add(a, b).to_numpy().tolist() == [4.0, 6.0]
+
+
+# -- pins end with the operation ---------------------------------------------------------
+def test_a_refused_operation_leaves_no_pin_behind(eng: tfr.CpuEngine) -> None:
+    a = t_([1.0, 2.0])
+    with pytest.raises(tfr.ValidationError):
+        eng.add(a, t_([1.0, 2.0, 3.0]))  # pinned, then refused
+    with pytest.raises(tfr.ValidationError):
+        eng.div(t_([1, 2], np.int64), t_([1, 0], np.int64))
+    assert not host.reading
+    with a.map_write():
+        pass
+
+
+def test_an_operation_writing_over_its_own_operands_is_not_refused_by_its_own_pins(
+    eng: tfr.CpuEngine,
+) -> None:
+    acc = t_([1.0, 2.0])
+    assert eng.add(acc, acc, out=acc) is acc  # acc is pinned twice by this very call
+    assert eng.evaluate("acc * acc + 1", acc=acc, out=acc) is acc
+    assert acc.to_numpy().tolist() == [5.0, 17.0]
+
+
+def test_a_reader_that_raced_reclaim_buffer_is_refused(eng: tfr.CpuEngine) -> None:
+    a = eng.add(t_([1.0, 2.0]), 1.0)
+    st = a._st  # what a reader on another thread read before the move
+    eng.reclaim_buffer(a)
+    with pytest.raises(tfr.BorrowError) as err, _base.Reads() as reads:
+        reads._pin(st, "CpuEngine.add")  # its pin comes after the move was granted
+    assert err.value.kind == "EXCLUSIVELY_BORROWED"
+    assert not host.reading
