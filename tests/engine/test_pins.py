@@ -281,3 +281,14 @@ def test_a_reader_that_raced_reclaim_buffer_is_refused(eng: tfr.CpuEngine) -> No
         reads._pin(st, "CpuEngine.add")  # its pin comes after the move was granted
     assert err.value.kind == "EXCLUSIVELY_BORROWED"
     assert not host.reading
+
+
+# -- out= overlapping an input view ------------------------------------------------------
+def test_out_overlapping_an_input_view_is_refused_as_such(eng: tfr.CpuEngine) -> None:
+    sq = tfr.from_numpy(np.ones((2, 2), order="F"))
+    view = sq.as_view().transpose_view((1, 0))
+    with pytest.raises(tfr.BorrowError) as err:
+        eng.add(view, sq, out=sq)
+    assert err.value.kind == "OUT_ALIASES_INPUT"
+    assert "out= overlaps an input; pass a separate out tensor" in str(err.value)
+    assert sq.to_numpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]

@@ -87,11 +87,14 @@ class Reads:
     writers and moves are refused while it lives.
     """
 
-    __slots__ = ("bufs",)
+    __slots__ = ("bufs", "views")
 
     def __init__(self) -> None:
         # Every pin taken, in order (a buffer read twice is pinned twice).
         self.bufs: list[HostBuffer] = []
+        # (view, array) of each view operand: the view, and the strided array the
+        # kernel reads (for the out= overlap check).
+        self.views: list[tuple[Any, Array]] = []
 
     def __enter__(self) -> Reads:
         return self
@@ -132,7 +135,9 @@ class Reads:
             arr = flat if len(shape) == 1 else flat.reshape(shape, order="F")
             return arr, x._dtype, shape
         if isinstance(x, _ViewBase):
-            return x._strided(op), x._dtype, x._shape
+            arr = x._strided(op)
+            self.views.append((x, arr))
+            return arr, x._dtype, x._shape
         raise not_a_tensor(op, x)
 
     def _group_flat(self, t: Tensor, op: str) -> Array:
@@ -185,12 +190,13 @@ def begin_out(
     ``reads`` holds the operands: an output that is also an input is refused
     (`BorrowError` OUT_ALIASES_INPUT) unless the kernel is elementwise
     (``in_place_ok``), where numpy reads each element before writing it, and
-    the call's own pins on it are then no obstacle to the borrow.
+    the call's own pins on it are then no obstacle to the borrow. An output
+    that a view operand overlaps is refused the same way.
     """
     st = out._st
     if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
         raise backend_error(op, out)
-    buf = st if st.__class__ is HostBuffer else out._resolve(op)[0]
+    buf, offset = (st, 0) if st.__class__ is HostBuffer else out._resolve(op)
     own = 0
     if reads is not None:
         for b in reads.bufs:
@@ -203,7 +209,28 @@ def begin_out(
                         kind="OUT_ALIASES_INPUT",
                     )
                 own += 1
+        if reads.views and buf._root is not None and _a_view_overlaps(reads, buf, offset, out):
+            raise BorrowError(
+                op,
+                "out= overlaps an input; pass a separate out tensor",
+                kind="OUT_ALIASES_INPUT",
+            )
     return out._begin_out(op, own)
+
+
+def _a_view_overlaps(reads: Reads, buf: HostBuffer, offset: int, out: Tensor) -> bool:
+    """Does a view operand of ``reads`` see memory of ``out`` (at ``offset`` in ``buf``)?
+
+    A function of its own: the root it compares must not outlive the check, or
+    the borrow that follows would count it as an alias.
+    """
+    region = buf.flat.view(out._dtype.numpy)[offset : offset + shape_size(out._shape)]
+    for view, arr in reads.views:
+        # Views hold the root itself (docs/internals.md), so a view of out's buffer
+        # is found by identity; bounds tell whether it meets out's elements.
+        if getattr(view, "_base", None) is buf._root and np.may_share_memory(arr, region):
+            return True
+    return False
 
 
 class EngineBase:
