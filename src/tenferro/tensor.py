@@ -473,7 +473,9 @@ class Tensor:
 
             flat = group_into_vec(self, op)
             return self._shape, flat
-        st.check_exclusive(op)
+        # The buffer leaves tenferro for good: claim it so that a reader on another
+        # thread that picked it up just before cannot read it after the move.
+        st.begin_move(op)
         out = _release_host_buffer(st)
         self._move(op)
         return self._shape, out
