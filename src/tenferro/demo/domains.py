@@ -76,10 +76,13 @@ def run(f: Facts) -> None:
     second = Tensor.from_vec_col_major((1,), np.zeros(1)).promote()
     domain = SharedMemoryDomain()
     assert first.allocation_domain is not None and second.allocation_domain is not None
+    serials = [first.allocation_domain.serial, second.allocation_domain.serial]
+    serials.append(domain.id().serial)
+    f.show("domain id serials (host import, host import, domain)", serials)
     f.check(
-        "two host imports, then a domain: consecutive domain ids",
-        [first.allocation_domain.value + 1, second.allocation_domain.value + 1],
-        [second.allocation_domain.value, domain.id().value],
+        "two host imports, then a domain: consecutive serials",
+        [serials[0] + 1, serials[1] + 1],
+        serials[1:],
     )
     t = domain.allocate("float64", (2, 2))
     with t.map_write() as w:
