@@ -35,7 +35,6 @@ _new = object.__new__
 # compiles a method call on an *imported* name (`from ... import reading`) as a
 # module attribute call, without the list.append specialization (~40 ns more).
 _reading = _host.reading
-_empty = np.empty
 _BOOL = DType.BOOL
 _F = frozenset({DType.F32, DType.F64})
 _C = frozenset({DType.C32, DType.C64})
