@@ -15,20 +15,16 @@ frozen too (see `seal_write_root`).
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 
 __all__ = [
     "as_memoryview",
-    "extra_refs",
     "make_read_root",
     "make_write_root",
     "seal_write_root",
 ]
-
-_getrefcount = sys.getrefcount
 
 
 def as_memoryview(arr: np.ndarray[Any, Any]) -> memoryview:
@@ -92,30 +88,3 @@ def seal_write_root(wroot: np.ndarray[Any, Any]) -> None:
     holder: object = wroot.base  # numpy's stubs type `base` as ndarray | None
     if isinstance(holder, _WriteMemory):
         holder.seal()
-
-
-class _Probe:
-    __slots__ = ("root",)
-
-    def __init__(self) -> None:
-        self.root: Any = None
-
-    def refs(self) -> int:
-        return _getrefcount(self.root)
-
-
-def _calibrate() -> int:
-    # The baseline depends on the interpreter (3.14 borrows some references), so it
-    # is measured with the very same access pattern the counters below use.
-    probe = _Probe()
-    probe.root = make_write_root(np.empty(1))
-    return probe.refs()
-
-
-#: References a root has when it is held only by its owning slot.
-_BASELINE = _calibrate()
-
-
-def extra_refs(refs: int) -> int:
-    """Aliases implied by a raw ``sys.getrefcount`` taken as ``_Probe.refs`` does."""
-    return refs - _BASELINE
