@@ -45,7 +45,7 @@ from ..errors import ValidationError
 from ..layout import shape_size
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, check_out
-from .elementwise import weak_scalar
+from .elementwise import _ALL, _FLOATING, _NUMERIC, _REAL, weak_scalar
 
 __all__ = ["FusionOps"]
 
@@ -56,10 +56,6 @@ OP = "CpuEngine.evaluate"
 #: Elements per tile: 65536 x 8 bytes = 512 KiB per register (measured best on 4M f64).
 TILE = 65536
 
-_FLOATING = frozenset({DType.F32, DType.F64, DType.C32, DType.C64})
-_NUMERIC = _FLOATING | {DType.I32, DType.I64}
-_REAL = frozenset({DType.F32, DType.F64, DType.I32, DType.I64, DType.BOOL})
-_ALL = frozenset(DType)
 _NATURAL = {bool: DType.BOOL, int: DType.I64, float: DType.F64, complex: DType.C64}
 
 _UNARY_FUNCS = {
