@@ -241,15 +241,29 @@ class HostBuffer:
         this buffer from before the move is refused instead of reading memory
         that has a new owner.
         """
+        self._claim(op)
+
+    def _claim(self, op: str, own_pins: int = 0) -> None:
+        """Mark the buffer as borrowed by ``op``, or refuse and change nothing.
+
+        ``own_pins`` as for `begin_exclusive`.
+        """
         with _lock:
             if self.exclusive is not None:
                 self.check_exclusive(op)  # raises EXCLUSIVELY_BORROWED
-            self.exclusive = op  # before counting: see `pin`
+            # INVARIANT: `exclusive` is set *before* aliases and engine pins are
+            # counted, and readers check it *after* making their alias or pin, so a
+            # reader racing with this borrow is either counted here or refused there
+            # (see `pin`).
+            self.exclusive = op
+        # Counted outside the lock: the garbage collection a refusal may run calls
+        # finalizers (a pool's recycle takes the pool's lock), which must never
+        # wait while this lock is held.
         try:
-            self._refuse_if_in_use(op)
+            self._refuse_if_in_use(op, own_pins)
             self._refuse_if_aliased(op)
         except BaseException:
-            self.exclusive = None  # a refused move changes nothing
+            self.exclusive = None  # a refused borrow or move changes nothing
             raise
 
     def begin_exclusive(self, op: str, own_pins: int = 0) -> np.ndarray[Any, Any]:
@@ -268,22 +282,11 @@ class HostBuffer:
                 "owning process, or download() a host copy and write that",
                 kind="READ_ONLY",
             )
-        with _lock:
-            if self.exclusive is not None:
-                self.check_exclusive(op)  # raises EXCLUSIVELY_BORROWED
-            # INVARIANT: `exclusive` is set *before* aliases and engine pins are
-            # counted, and readers check it *after* making their alias or pin, so a
-            # reader racing with this borrow is either counted here or refused there.
-            self.exclusive = op
-        # Counted outside the lock: the garbage collection a refusal may run calls
-        # finalizers (a pool's recycle takes the pool's lock), which must never
-        # wait while this lock is held.
+        self._claim(op, own_pins)
         try:
-            self._refuse_if_in_use(op, own_pins)
-            self._refuse_if_aliased(op)
             return make_write_root(self.flat)
         except BaseException:
-            self.exclusive = None  # a refused borrow changes nothing
+            self.exclusive = None  # no root, no borrow
             raise
 
     def end_exclusive(self, wroot: np.ndarray[Any, Any], handed: list[Any]) -> None:
