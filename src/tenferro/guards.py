@@ -123,23 +123,12 @@ class ExclusiveBorrow:
 class HostWriteGuard:
     """An exclusive borrow; ``.array`` is writable, column-major, until the block ends."""
 
-    __slots__ = ("_array", "_borrow", "_shape")
+    __slots__ = ("_array", "_borrow")
 
-    def __init__(
-        self, borrow: ExclusiveBorrow, dtype: np.dtype[Any], offset: int, shape: tuple[int, ...]
-    ) -> None:
+    def __init__(self, borrow: ExclusiveBorrow, array: np.ndarray[Any, Any]) -> None:
+        # ``array``: the column-major array over the borrow's root, already handed out.
         self._borrow = borrow
-        self._shape = shape
-        root = borrow.root(borrow.op)
-        if dtype != root.dtype:
-            root = root.view(dtype)
-        n = 1
-        for d in shape:
-            n *= d
-        flat = root[offset : offset + n]
-        self._array: np.ndarray[Any, Any] | None = borrow.hand_out(
-            flat.reshape(shape, order="F") if len(shape) != 1 else flat
-        )
+        self._array: np.ndarray[Any, Any] | None = array
 
     @property
     def array(self) -> np.ndarray[Any, Any]:

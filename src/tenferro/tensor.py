@@ -421,9 +421,8 @@ class Tensor:
             # An attached tensor may share its owner's HostBuffer (same process),
             # whose memory is writable: the refusal is the tensor's, not the buffer's.
             raise read_only_refusal(op)
-        buf, offset = self._resolve(op, mapped=True)
-        borrow = ExclusiveBorrow(buf, op)
-        return HostWriteGuard(borrow, self._dtype.numpy, offset, self._shape)
+        borrow, arr = self._begin_out(op, mapped=True)
+        return HostWriteGuard(borrow, arr)
 
     def as_view_mut(self) -> TensorViewMut:
         """An exclusive, writable view; use as ``with t.as_view_mut() as mv: ...``.
@@ -440,14 +439,14 @@ class Tensor:
         )
 
     def _begin_out(
-        self, op: str, own_pins: int = 0
+        self, op: str, own_pins: int = 0, mapped: bool = False
     ) -> tuple[ExclusiveBorrow, np.ndarray[Any, Any]]:
-        """Start an exclusive borrow for an engine ``out=`` write.
+        """Start an exclusive borrow for an engine ``out=`` write (or `map_write`).
 
         Returns the borrow (end it when done) and the writable column-major array.
         ``own_pins``: the engine operation's own reads of this buffer (in place).
         """
-        buf, offset = self._resolve(op)
+        buf, offset = self._resolve(op, mapped)
         borrow = ExclusiveBorrow(buf, op, own_pins)
         root = borrow.root(op)
         if root.dtype != self._dtype.numpy:
