@@ -104,7 +104,7 @@ class DescriptorRecord:
     @property
     def element_offset(self) -> int:
         """Where the tensor starts in its owner's buffer, in elements of ``dtype``."""
-        return self.span.relative_offset // self.dtype.itemsize
+        return self.span.element_offset(self.dtype)
 
     def with_owner(self, owner: int) -> DescriptorRecord:
         return DescriptorRecord(
@@ -392,9 +392,8 @@ class _Incoming:
 def _memory_of(owner_host: HostBuffer | None, key: AllocationKey | None) -> tuple[Any, int, int]:
     """A comparable (space, start, end) for alias detection."""
     if owner_host is not None:
-        flat = owner_host.flat
-        start = int(flat.ctypes.data)
-        return ("host", start, start + flat.nbytes)
+        start = owner_host.address
+        return ("host", start, start + owner_host.flat.nbytes)
     return (key, 0, 1)
 
 
