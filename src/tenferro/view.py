@@ -83,10 +83,15 @@ class _ViewBase:
     def _derive(self, shape: Shape, strides: Shape, offset: int, dtype: DType | None = None) -> Any:
         raise NotImplementedError
 
-    def _strided(self, op: str) -> np.ndarray[Any, Any]:
+    def _typed_root(self, op: str) -> np.ndarray[Any, Any]:
+        """The root reinterpreted as this view's dtype (views hold the untyped root)."""
         root = self._root(op)
         if self._dtype.numpy != root.dtype:
             root = root.view(self._dtype.numpy)
+        return root
+
+    def _strided(self, op: str) -> np.ndarray[Any, Any]:
+        root = self._typed_root(op)
         shape = self._shape
         if shape_size(shape) == 0:
             return root[0:0].reshape(shape)
@@ -180,15 +185,7 @@ class _ViewBase:
                     index=index,
                 ) from None
             if not -dim <= i < dim:
-                raise ValidationError(
-                    op,
-                    f"index {i} is out of range for axis {axis} of size {dim}"
-                    + (f"; use -{dim}..{dim - 1}" if dim else "; the axis is empty"),
-                    kind="INDEX_OUT_OF_RANGE",
-                    index=index,
-                    axis=axis,
-                    size=dim,
-                )
+                raise _out_of_range(op, index, i, axis, dim)
             offset += (i % dim) * stride
         return self._derive(tuple(shape), tuple(strides), offset)
 
@@ -267,15 +264,7 @@ class _ViewBase:
                     axis=axis,
                 ) from None
             if not -dim <= i < dim:
-                raise ValidationError(
-                    op,
-                    f"index {i} is out of range for axis {axis} of size {dim}"
-                    + (f"; use -{dim}..{dim - 1}" if dim else "; the axis is empty"),
-                    kind="INDEX_OUT_OF_RANGE",
-                    index=index,
-                    axis=axis,
-                    size=dim,
-                )
+                raise _out_of_range(op, index, i, axis, dim)
             pos += (i % dim) * stride
         return pos
 
@@ -283,10 +272,7 @@ class _ViewBase:
         """The element at a full integer index, as a Python scalar."""
         op = f"{self._kind}.get"
         pos = self._position(op, index)
-        root = self._root(op)
-        if self._dtype.numpy != root.dtype:
-            root = root.view(self._dtype.numpy)
-        return root[pos].item()
+        return self._typed_root(op)[pos].item()
 
     # -- named copies -----------------------------------------------------------------------
     def duplicate(self) -> Tensor:
@@ -484,10 +470,7 @@ class TensorViewMut(_ViewBase):
         # would otherwise keep it alive as an alias once the borrow ends.
         pos = self._position(op, index)
         scalar = _element_value(op, value, self._dtype)
-        root = self._root(op)
-        if self._dtype.numpy != root.dtype:
-            root = root.view(self._dtype.numpy)
-        root[pos] = scalar
+        self._typed_root(op)[pos] = scalar
 
     def try_multi_slice_mut(self, a: Any, b: Any) -> tuple[TensorViewMut, TensorViewMut] | None:
         """Two mutable views when their element intervals are disjoint, else None.
@@ -576,6 +559,18 @@ def _show(value: Any) -> str:
         return f"an integer of {value.bit_length()} bits"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _out_of_range(op: str, index: Any, i: int, axis: int, dim: int) -> ValidationError:
+    return ValidationError(
+        op,
+        f"index {i} is out of range for axis {axis} of size {dim}"
+        + (f"; use -{dim}..{dim - 1}" if dim else "; the axis is empty"),
+        kind="INDEX_OUT_OF_RANGE",
+        index=index,
+        axis=axis,
+        size=dim,
+    )
 
 
 def _is_zero(step: Any) -> bool:
