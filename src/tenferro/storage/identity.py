@@ -24,6 +24,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import ValidationError
+
 if TYPE_CHECKING:
     from .span import RootBoundSpan, RootResourceExtent
 
@@ -152,8 +154,6 @@ class AllocationKey:
         domain: object = self.domain
         local: object = self.local
         if not (isinstance(domain, AllocationDomainId) and isinstance(local, AllocationId)):
-            from ..errors import ValidationError
-
             raise ValidationError(
                 "AllocationKey",
                 "an AllocationKey needs an AllocationDomainId and an AllocationId, got "
