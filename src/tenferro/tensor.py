@@ -166,11 +166,8 @@ class Tensor:
             )
         sh = normalize_shape(shape, op, dt.itemsize)
         _check_length(op, sh, arr.shape[0])
-        n = arr.shape[0]
-        record_copy(op, n * dt.itemsize)
-        flat = np.empty(n, dtype=dt.numpy)
-        flat.reshape(sh, order="F")[...] = arr.reshape(sh)
-        return cls._wrap(sh, dt, HostBuffer(flat, flat))
+        record_copy(op, arr.shape[0] * dt.itemsize)
+        return _col_major_copy(sh, dt, arr.reshape(sh))
 
     # ------------------------------------------------------------------ state checks
     def _live(self, op: str) -> Any:
@@ -789,6 +786,16 @@ def _build_from_sequence(
     return arr
 
 
+def _col_major_copy(shape: Shape, dt: DType, src: np.ndarray[Any, Any]) -> Tensor:
+    """A new host tensor with ``src``'s elements (of shape ``shape``) laid out column-major.
+
+    The caller has recorded the copy (`record_copy`) under its own name.
+    """
+    flat = np.empty(shape_size(shape), dtype=dt.numpy)
+    flat.reshape(shape, order="F")[...] = src
+    return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
+
+
 def _release_host_buffer(buf: HostBuffer) -> np.ndarray[Any, Any]:
     """Hand a host buffer's memory to the caller: writable, no pool link.
 
@@ -834,9 +841,7 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
     shape = tuple(int(d) for d in arr.shape)
     if copy:
         record_copy("tenferro.from_numpy(copy=True)", arr.nbytes)
-        flat = np.empty(arr.size, dtype=dt.numpy)
-        flat.reshape(shape, order="F")[...] = arr
-        return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
+        return _col_major_copy(shape, dt, arr)
     if not arr.flags.f_contiguous:
         raise ValidationError(
             op,

@@ -153,7 +153,7 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
     ``copy=None`` makes a named copy and ``copy=False`` raises `InteropError`
     (a ``BufferError``). ``copy=True`` always makes a named copy.
     """
-    from ..tensor import Tensor, _adopt, _unadoptable
+    from ..tensor import Tensor, _adopt, _col_major_copy, _unadoptable
 
     op = "tenferro.from_dlpack"
     _check_copy_flag(op, copy)
@@ -213,9 +213,7 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
                 kind="COPY_REQUIRED",
             )
         record_copy(op, view.nbytes)
-        flat = np.empty(view.size, dtype=dt.numpy)
-        flat.reshape(shape, order="F")[...] = view
-        return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
+        return _col_major_copy(shape, dt, view)
     # The numpy producer's own handle (and its bases) see the same memory: frozen
     # too, and given back by into_vec_col_major.
     buf = _adopt(view, view.reshape(-1, order="F"), producer)
