@@ -189,7 +189,6 @@ class GroupTensorRef:
 
     __slots__ = (
         "_buf",
-        "_mapped",
         "_offset",
         "allocation_domain",
         "allocation_id",
@@ -216,12 +215,7 @@ class GroupTensorRef:
         # INVARIANT: a host root's buffer is the tensor's buffer for life; a provider
         # root's mapping is made on the first mapped access and cached by the owner.
         self._buf: HostBuffer | None = owner.mapped if self.host_addressable else None
-        self._mapped: HostBuffer | None = None
         self._offset = record.element_offset
-
-    @property
-    def key(self) -> AllocationKey:
-        return self.owner.key
 
     def host_buffer(self, op: str, mapped: bool) -> tuple[HostBuffer, int]:
         """The host buffer and element offset; see docs/internals.md."""
@@ -230,10 +224,8 @@ class GroupTensorRef:
             return buf, self._offset
         if not mapped:
             raise _host_refusal(op, self.owner)
-        buf = self._mapped
-        if buf is None:
-            buf = self._mapped = self.owner.host_view(op)  # HostAccessError if unmappable
-        return buf, self._offset
+        # The owner maps once and caches it; HostAccessError if unmappable.
+        return self.owner.host_view(op), self._offset
 
     def duplicate(self, tensor: Tensor, op: str) -> Tensor:
         """A copy in the same domain (same placement), for provider memory.
