@@ -269,11 +269,15 @@ def tensor_from_owner(owner: OwnedStorage, dtype: Any, shape: Any, op: str) -> T
     """
     dt = as_dtype(dtype, op)
     sh = normalize_shape(shape, op, dt.itemsize)
-    record = _record_for(op, owner, 0, dt, sh, 0)
+    return _sole_tensor(owner, _record_for(op, owner, 0, dt, sh, 0))
+
+
+def _sole_tensor(owner: OwnedStorage, record: DescriptorRecord) -> Tensor:
+    """A tensor over ``record`` (owner 0) in a new private group holding just ``owner``."""
     group = AllocationGroup()
     group._allocations.append(owner)
     group._descriptors.append(record)
-    return Tensor._wrap(sh, dt, GroupTensorRef(group, owner, record))
+    return Tensor._wrap(record.shape, record.dtype, GroupTensorRef(group, owner, record))
 
 
 def _group_ref(t: Tensor, op: str) -> GroupTensorRef:
@@ -702,11 +706,7 @@ class AllocationGroup:
             owner.check_exclusive(op)
             self._allocations[rec.owner] = None
             self._descriptors[index] = None
-        record = rec.with_owner(0)
-        private = AllocationGroup()
-        private._allocations.append(owner)
-        private._descriptors.append(record)
-        return Tensor._wrap(rec.shape, rec.dtype, GroupTensorRef(private, owner, record))
+        return _sole_tensor(owner, rec.with_owner(0))
 
     def prepare_device_access(
         self, slot: DescriptorSlot | int, request: DeviceAccessRequest
