@@ -50,10 +50,6 @@ _FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
 _RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
 _RANK.update({DType.C32: 3, DType.C64: 3})
 
-_np_add = np.add
-_np_sub = np.subtract
-_np_mul = np.multiply
-_np_tdiv = np.true_divide
 _np_fdiv = np.floor_divide
 
 
@@ -209,7 +205,7 @@ def _check_int_divisor(op: str, divisor: Any) -> None:
 
 
 # ---------------------------------------------------------------------- fast path
-def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -> Any:
+def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
     """A binary method with the hot path inlined: two plain host tensors, no out=.
 
     The hot path pins both buffers and only then checks them for an exclusive
@@ -220,6 +216,7 @@ def _binary_method(spec: _Spec, ufunc: Any, fast: tuple[DType, ...], doc: str) -
     ``out=``, group storage, dtypes outside ``fast``, a borrowed operand,
     errors) goes through `ElementwiseOps._binary`.
     """
+    ufunc = spec.ufunc
 
     def method(self: ElementwiseOps, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
         if out is None and a.__class__ is Tensor and b.__class__ is Tensor:
@@ -391,16 +388,15 @@ class ElementwiseOps(EngineBase):
 
     # -- arithmetic ------------------------------------------------------------------------
     add = _binary_method(
-        _ADD, _np_add, _NUMERIC_T, "``a + b`` elementwise into a pooled output (or ``out=``)."
+        _ADD, _NUMERIC_T, "``a + b`` elementwise into a pooled output (or ``out=``)."
     )
 
-    sub = _binary_method(_SUB, _np_sub, _NUMERIC_T, "``a - b`` elementwise.")
+    sub = _binary_method(_SUB, _NUMERIC_T, "``a - b`` elementwise.")
 
-    mul = _binary_method(_MUL, _np_mul, _NUMERIC_T, "``a * b`` elementwise.")
+    mul = _binary_method(_MUL, _NUMERIC_T, "``a * b`` elementwise.")
 
     div = _binary_method(
         _DIV,
-        _np_tdiv,
         _FLOATING_T,
         """``a / b`` elementwise; on integer dtypes this is floor division (``//``).
 
