@@ -376,13 +376,19 @@ def group_into_vec(t: Tensor, op: str) -> np.ndarray[Any, Any]:
 class _Incoming:
     """A tensor about to enter a group: its storage, checked but not yet moved."""
 
-    __slots__ = ("host", "ranges", "ref", "tensor")
+    __slots__ = ("host", "memory", "ref", "tensor")
 
-    def __init__(self, tensor: Tensor, host: HostBuffer | None, ref: GroupTensorRef | None):
+    def __init__(
+        self,
+        tensor: Tensor,
+        host: HostBuffer | None,
+        ref: GroupTensorRef | None,
+        memory: tuple[Any, int, int],
+    ):
         self.tensor = tensor
         self.host = host
         self.ref = ref
-        self.ranges: list[tuple[Any, int, int]] = []
+        self.memory = memory  # what `_overlap` compares
 
 
 def _memory_of(owner_host: HostBuffer | None, key: AllocationKey | None) -> tuple[Any, int, int]:
@@ -468,9 +474,7 @@ class AllocationGroup:
         if st.__class__ is HostBuffer:
             _check_host_entry(op, st, t._dtype, t._shape)
             st.check_exclusive(op)
-            entry = _Incoming(t, st, None)
-            entry.ranges.append(_memory_of(st, None))
-            return entry
+            return _Incoming(t, st, None, _memory_of(st, None))
         if not isinstance(st, GroupTensorRef):
             raise ValidationError(
                 op,
@@ -479,14 +483,10 @@ class AllocationGroup:
                 kind="UNSUPPORTED_STORAGE",
                 index=index,
             )
-        ref = st
-        ref.owner.check_exclusive(op)
-        entry = _Incoming(t, None, ref)
-        entry.ranges.append(_owner_memory(ref.owner))
-        return entry
+        st.owner.check_exclusive(op)
+        return _Incoming(t, None, st, _owner_memory(st.owner))
 
     def _refuse_aliases(self, op: str, incoming: list[_Incoming]) -> None:
-        seen: list[tuple[int, tuple[Any, int, int]]] = []
         storages: dict[int, int] = {}
         for i, entry in enumerate(incoming):
             sid = id(entry.host if entry.host is not None else entry.ref)
@@ -499,11 +499,9 @@ class AllocationGroup:
                     entries=(storages[sid], i),
                 )
             storages[sid] = i
-            for r in entry.ranges:
-                seen.append((i, r))
         existing = [_owner_memory(o) for o in self._allocations if o is not None]
-        for a in range(len(seen)):
-            ia, ra = seen[a]
+        for ia, entry in enumerate(incoming):
+            ra = entry.memory
             for ex in existing:
                 if _overlap(ra, ex):
                     raise GroupError(
@@ -512,9 +510,8 @@ class AllocationGroup:
                         kind="ALIASED_ALLOCATION",
                         entry=ia,
                     )
-            for b in range(a + 1, len(seen)):
-                ib, rb = seen[b]
-                if ia != ib and _overlap(ra, rb):
+            for ib in range(ia + 1, len(incoming)):
+                if _overlap(ra, incoming[ib].memory):
                     raise GroupError(
                         op,
                         f"entries {ia} and {ib} share memory (overlapping buffers); import "
