@@ -38,6 +38,7 @@ __all__ = [
     "backend_error",
     "begin_out",
     "check_out",
+    "dtype_mismatch",
     "is_scalar",
 ]
 
@@ -69,6 +70,17 @@ def not_a_tensor(op: str, x: Any, what: str = "operand") -> ValidationError:
         "wrap numpy data with tenferro.from_numpy (adopts) first",
         kind="INVALID_OPERAND",
         operand_type=type(x).__name__,
+    )
+
+
+def dtype_mismatch(op: str, d1: DType, d2: DType) -> ValidationError:
+    """The error for two operands whose dtypes differ (there is no implicit promotion)."""
+    return ValidationError(
+        op,
+        f"operand dtypes differ: {d1.name} and {d2.name}; there is no implicit promotion "
+        "(convert one of them with eng.convert)",
+        kind="DTYPE_MISMATCH",
+        dtypes=(d1, d2),
     )
 
 

@@ -33,7 +33,7 @@ from ..layout import shape_size, strict_index
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ._base import EngineBase, Reads
+from ._base import EngineBase, Reads, dtype_mismatch
 
 __all__ = ["ContractionOps"]
 
@@ -55,13 +55,7 @@ _NUMERIC = frozenset(DType) - {DType.BOOL}
 # ---------------------------------------------------------------------- validation helpers
 def _dtype_check(op: str, da: DType, db: DType) -> None:
     if da is not db:
-        raise ValidationError(
-            op,
-            f"operand dtypes differ: {da.name} and {db.name}; there is no implicit promotion "
-            "(convert one of them with eng.convert)",
-            kind="DTYPE_MISMATCH",
-            dtypes=(da, db),
-        )
+        raise dtype_mismatch(op, da, db)
     if da not in _NUMERIC:
         raise ValidationError(
             op,

@@ -23,7 +23,7 @@ from ..errors import ValidationError
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ._base import EngineBase, Reads, is_scalar, not_a_tensor
+from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
 
 __all__ = ["ElementwiseOps"]
 
@@ -184,16 +184,6 @@ def _shape_error(op: str, s1: Shape, s2: Shape) -> ValidationError:
     )
 
 
-def _dtype_mismatch(op: str, d1: DType, d2: DType) -> ValidationError:
-    return ValidationError(
-        op,
-        f"operand dtypes differ: {d1.name} and {d2.name}; there is no implicit promotion "
-        "(convert one of them with eng.convert)",
-        kind="DTYPE_MISMATCH",
-        dtypes=(d1, d2),
-    )
-
-
 def _check_int_divisor(op: str, divisor: Any) -> None:
     if not np.all(divisor):
         raise ValidationError(
@@ -347,7 +337,7 @@ class ElementwiseOps(EngineBase):
                 else:
                     yb, dt2, shape2 = reads.operand(b, op)
                     if dt2 is not dt:
-                        raise _dtype_mismatch(op, dt, dt2)
+                        raise dtype_mismatch(op, dt, dt2)
                     if shape2 != shape:
                         raise _shape_error(op, shape, shape2)
             if dt not in spec.allowed:
@@ -511,7 +501,7 @@ class ElementwiseOps(EngineBase):
                 if vshape != shape:
                     raise _shape_error(op, shape, vshape)
                 if dt is not None and vdt is not dt:
-                    raise _dtype_mismatch(op, dt, vdt)
+                    raise dtype_mismatch(op, dt, vdt)
                 dt = vdt
                 arrays[i] = arr
             assert dt is not None
