@@ -601,8 +601,7 @@ class AllocationGroup:
         dt = as_dtype(dtype, op)
         sh = normalize_shape(shape, op, dt.itemsize)
         with self._lock:
-            self._check_live(op)
-            _, base = self._record(op, owner_of)
+            _, base = self._record(op, owner_of)  # checks the group is live again
             owner = self._allocations[base.owner]
             assert owner is not None
             record = _record_for(op, owner, base.owner, dt, sh, byte_offset)
@@ -648,7 +647,6 @@ class AllocationGroup:
         take the tensor out and ``map_read()`` or ``download()`` it.
         """
         op = StorageOperation.READ_VIEW.value
-        self._check_live(op)
         _, rec = self._record(op, slot)
         owner = self._allocations[rec.owner]
         assert owner is not None
@@ -682,7 +680,6 @@ class AllocationGroup:
         """
         op = StorageOperation.TAKE_TENSOR.value
         with self._lock:
-            self._check_live(op)
             index, rec = self._record(op, slot)
             sharing = [
                 i
