@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from .engine import _tensor
 from .harness import CaseResult, time_case
 
 __all__ = ["run"]
@@ -14,13 +14,12 @@ def run(quick: bool = False) -> list[CaseResult]:
     from ..engine import CpuEngine
 
     eng = CpuEngine()
+    rng = np.random.default_rng(0)
     results: list[CaseResult] = []
     add_sizes = [2**k for k in (range(10, 23, 4) if quick else range(10, 23, 2))]
     for n in add_sizes:
-        a_np = np.random.default_rng(0).random(n)
-        b_np = np.random.default_rng(1).random(n)
-        a = Tensor.from_vec_col_major((n,), a_np.copy())
-        b = Tensor.from_vec_col_major((n,), b_np.copy())
+        a, a_np = _tensor(rng, (n,))
+        b, b_np = _tensor(rng, (n,))
         results.append(
             time_case(
                 f"add n={n}",
@@ -35,10 +34,8 @@ def run(quick: bool = False) -> list[CaseResult]:
             )
         )
     for m in [16, 64, 256] if quick else [16, 32, 64, 128, 256, 512]:
-        a_np = np.asfortranarray(np.random.default_rng(2).random((m, m)))
-        b_np = np.asfortranarray(np.random.default_rng(3).random((m, m)))
-        a = Tensor.from_vec_col_major((m, m), a_np.reshape(-1, order="F").copy())
-        b = Tensor.from_vec_col_major((m, m), b_np.reshape(-1, order="F").copy())
+        a, a_np = _tensor(rng, (m, m))
+        b, b_np = _tensor(rng, (m, m))
         results.append(
             time_case(
                 f"matmul {m}x{m}",
