@@ -127,8 +127,6 @@ class _Program:
         "inputs",
         "instrs",
         "nex",
-        "nex_names",
-        "nregs",
         "reg_dtypes",
         "slot_code",
     )
@@ -139,13 +137,11 @@ class _Program:
         self.instrs: list[tuple[Any, ...]] = []
         self.inputs: list[str] = []
         self.reg_dtypes: list[np.dtype[Any]] = []
-        self.nregs = 0
         self.dtype: DType = DType.F64
         # True when a step can refuse the values mid-way (integer division by
         # zero, a negative integer power): such a program never writes out= directly.
         self.checked = False
         self.nex: Any = None
-        self.nex_names: list[str] = []
         self.slot_code: tuple[list[tuple[Any, ...]], list[Any]] | None = None
 
 
@@ -160,7 +156,7 @@ class _Compiler:
         self.code.append((kind, fn, args, dtype))
         return _Val(("tmp", len(self.code) - 1), dtype)
 
-    def arg(self, node: _Node, dtype: DType, where: ast.AST) -> Any:
+    def arg(self, node: _Node, dtype: DType) -> Any:
         if isinstance(node, _Val):
             return node.ref
         return ("const", weak_scalar(node.value, dtype, OP))
@@ -256,8 +252,8 @@ class _Compiler:
         dtype = self.unify(node, left, right)
         assert dtype is not None
         self.check(node, dtype, allowed, f"{sym!r}")
-        a = self.arg(left, dtype, node)
-        b = self.arg(right, dtype, node)
+        a = self.arg(left, dtype)
+        b = self.arg(right, dtype)
         if sym == "/" and dtype in (DType.I32, DType.I64):
             self.code.append(("nonzero", None, [b], dtype))
             ufunc = np.floor_divide
@@ -312,7 +308,7 @@ class _Compiler:
             return self.emit(
                 "where",
                 None,
-                [cond.ref, self.arg(x, dtype, node), self.arg(y, dtype, node)],
+                [cond.ref, self.arg(x, dtype), self.arg(y, dtype)],
                 dtype,
             )
         raise _unsupported(node, f"the function {name!r} is not supported")
@@ -435,12 +431,11 @@ def _allocate(comp: _Compiler, dtype: DType) -> _Program:
         # `where` writes its target in two passes: its inputs are freed only now.
         for r in dying:
             free.setdefault(prog.reg_dtypes[r], []).append(r)
-    prog.nregs = len(prog.reg_dtypes)
     return prog
 
 
 # ---------------------------------------------------------------------- numexpr translation
-def _to_numexpr(node: ast.AST, dtypes: dict[str, DType], names: dict[str, str]) -> str:
+def _to_numexpr(node: ast.AST, names: dict[str, str]) -> str:
     """The numexpr source of an already type-checked tree (operands renamed v0, v1...)."""
     if isinstance(node, ast.Name):
         return names[node.id]
@@ -448,25 +443,18 @@ def _to_numexpr(node: ast.AST, dtypes: dict[str, DType], names: dict[str, str]) 
         return repr(node.value)
     if isinstance(node, ast.UnaryOp):
         return (
-            f"({'-' if isinstance(node.op, ast.USub) else '+'}"
-            f"{_to_numexpr(node.operand, dtypes, names)})"
+            f"({'-' if isinstance(node.op, ast.USub) else '+'}{_to_numexpr(node.operand, names)})"
         )
     if isinstance(node, ast.BinOp):
         sym = _BINOPS[type(node.op)][0]
-        return (
-            f"({_to_numexpr(node.left, dtypes, names)} {sym} "
-            f"{_to_numexpr(node.right, dtypes, names)})"
-        )
+        return f"({_to_numexpr(node.left, names)} {sym} {_to_numexpr(node.right, names)})"
     if isinstance(node, ast.Compare):
         sym = _CMPOPS[type(node.ops[0])][0]
-        return (
-            f"({_to_numexpr(node.left, dtypes, names)} {sym} "
-            f"{_to_numexpr(node.comparators[0], dtypes, names)})"
-        )
+        return f"({_to_numexpr(node.left, names)} {sym} {_to_numexpr(node.comparators[0], names)})"
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     if node.func.id in _BINARY_FUNCS:
         raise _unsupported(node, "maximum/minimum are not available with backend='numexpr'")
-    args = ", ".join(_to_numexpr(a, dtypes, names) for a in node.args)
+    args = ", ".join(_to_numexpr(a, names) for a in node.args)
     return f"{node.func.id}({args})"
 
 
@@ -492,10 +480,9 @@ def _compile_numexpr(expr: str, dtypes: dict[str, DType], prog: _Program) -> Non
             )
     tree = ast.parse(expr.strip(), mode="eval")
     names = {n: f"v{i}" for i, n in enumerate(prog.inputs)}
-    source = _to_numexpr(tree.body, dtypes, names)
+    source = _to_numexpr(tree.body, names)
     signature = [(names[n], getType(np.empty(0, dtypes[n].numpy))) for n in prog.inputs]
     prog.nex = numexpr.NumExpr(source, signature)
-    prog.nex_names = list(prog.inputs)
 
 
 _cache_lock = threading.Lock()
@@ -545,7 +532,7 @@ def _slot_code(prog: _Program) -> tuple[list[tuple[Any, ...]], list[Any]]:
         return code
     nin = len(prog.inputs)
     index = {name: i for i, name in enumerate(prog.inputs)}
-    out_slot = nin + prog.nregs
+    out_slot = nin + len(prog.reg_dtypes)
     consts: list[Any] = []
 
     def slot(ref: tuple[Any, ...]) -> int:
@@ -690,7 +677,7 @@ class FusionOps(EngineBase):
         threads = self._threads or os.cpu_count() or 1
 
         if backend == "numexpr":
-            names = prog.nex_names
+            names = prog.inputs
             nex = prog.nex
 
             def nex_kernel(nd: Array) -> None:
