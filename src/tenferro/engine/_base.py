@@ -319,3 +319,27 @@ class EngineBase:
             borrow.end()
         result: Tensor = out
         return result
+
+    def run_staged(
+        self,
+        op: str,
+        shape: Shape,
+        dtype: DType,
+        kernel: Any,
+        out: Tensor,
+        reads: Reads,
+        in_place_ok: bool = False,
+    ) -> Tensor:
+        """`run` into ``out=`` for a kernel that may refuse after writing part of ``nd``.
+
+        The kernel runs into a pooled buffer (given back if it raises) that is
+        copied into ``out`` only on success, so a refusal leaves ``out`` as it was.
+        """
+        staged = self.run(op, shape, dtype, kernel)
+        staged_flat = staged._st.flat
+
+        def copy_kernel(nd: Array) -> None:
+            # staged holds every element of the result: copyto writes all of nd.
+            np.copyto(nd.reshape(-1, order="F"), staged_flat)
+
+        return self.run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)

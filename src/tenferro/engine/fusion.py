@@ -710,14 +710,7 @@ class FusionOps(EngineBase):
             # into a pooled buffer (given back if a check fails) and copy into out=
             # only on success, so a refused expression leaves out= as it was.
             check_out(out, shape, prog.dtype, OP)
-            staged = self.run(OP, shape, prog.dtype, kernel)
-            staged_flat = staged._st.flat
-
-            def copy_kernel(nd: Array) -> None:
-                # staged holds every element of the result: copyto writes all of nd.
-                np.copyto(nd.reshape(-1, order="F"), staged_flat)
-
-            return self.run(OP, shape, prog.dtype, copy_kernel, out, reads, in_place_ok=True)
+            return self.run_staged(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=True)
         # In place (out= also an operand) is safe when the last step is one ufunc: a
         # tile's earlier steps only write registers, and a ufunc reads each element
         # before writing it. A final `where` writes in two passes, so it is not.

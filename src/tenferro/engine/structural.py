@@ -433,16 +433,8 @@ class StructuralOps(EngineBase):
                 result = self.run(op, shape, target, kernel, out, reads)
                 count_copy(nbytes)
                 return result
-            # Checked into out=: convert into a pooled buffer first, so that a refused
-            # conversion leaves out= untouched (the pooled buffer goes back on error).
-            staged = self.run(op, shape, target, kernel)
-            staged_flat = staged._st.flat
-
-            def copy_kernel(nd: Array) -> None:
-                # staged holds every element of the result: copyto writes all of nd.
-                np.copyto(nd.reshape(-1, order="F"), staged_flat)
-
-            result = self.run(op, shape, target, copy_kernel, out, reads)
+            # Checked into out=: a refused conversion must leave out= untouched.
+            result = self.run_staged(op, shape, target, kernel, out, reads)
             count_copy(nbytes)
             return result
 
