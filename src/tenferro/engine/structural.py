@@ -280,9 +280,10 @@ class StructuralOps(EngineBase):
             batch = len(shape) - 2
 
             def kernel(nd: Array) -> None:
-                keep = np.tri(m, n, kk, dtype=bool)
                 if name == "triu":
                     keep = ~np.tri(m, n, kk - 1, dtype=bool)
+                else:
+                    keep = np.tri(m, n, kk, dtype=bool)
                 keep = keep.reshape(keep.shape + (1,) * batch)
                 # The first copy writes every element with zero; the second puts back the
                 # kept triangle.
