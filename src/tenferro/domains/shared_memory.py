@@ -32,8 +32,12 @@ finish writing (leave ``map_write``) before handing out handles.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
+import re
+import stat
+import sys
 import weakref
 from dataclasses import dataclass
 from multiprocessing import resource_tracker, shared_memory
@@ -43,7 +47,13 @@ import numpy as np
 
 from ..copies import record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
-from ..errors import AccessError, HostAccessError, RuntimeStateError, ValidationError
+from ..errors import (
+    AccessError,
+    HostAccessError,
+    OutOfMemoryError,
+    RuntimeStateError,
+    ValidationError,
+)
 from ..layout import normalize_shape, shape_size, strict_index
 from ..placement import MemoryKind, Placement
 from ..storage.group import GroupTensorRef, tensor_from_owner
@@ -86,23 +96,125 @@ def _require_posix(op: str) -> None:
         )
 
 
-def _map_segment(op: str, name: str, size: int, writable: bool) -> mmap.mmap:
-    """Map ``size`` bytes of the named segment without touching the resource tracker."""
+#: On Linux ``shm_open`` is ``open(2)`` of a file under /dev/shm, so any file there can
+#: be named by a handle: open it without blocking (a FIFO would block a read-only open
+#: until a writer comes) and without following a symlink. Other platforms keep segments
+#: outside the file system and accept only the access-mode flags.
+_ATTACH_FLAGS = os.O_RDONLY | (
+    (os.O_NONBLOCK | os.O_NOFOLLOW) if sys.platform.startswith("linux") else 0
+)
+
+#: What a segment name may be: one file name, no separator, not "." or "..", not hidden.
+#: (Python names its segments ``psm_`` and hex digits.)
+_SEGMENT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+
+#: Errors of ``posix_fallocate`` (and of creating the segment) that mean "no room".
+_NO_SPACE = frozenset({errno.ENOSPC, errno.ENOMEM, errno.EFBIG})
+
+#: Where Linux keeps POSIX shared memory (named in messages only).
+_SHM_DIR = "/dev/shm"
+
+
+def _out_of_memory(op: str, nbytes: int, exc: BaseException) -> OutOfMemoryError:
+    return OutOfMemoryError(
+        op,
+        f"cannot reserve {nbytes} bytes of shared memory ({exc}): the shared-memory file "
+        f"system ({_SHM_DIR} on Linux) is full or too small. Drop shared tensors you no "
+        "longer need, allocate less, or give the machine more shared memory (docker "
+        "--shm-size, or remount /dev/shm with a larger size=)",
+        nbytes=nbytes,
+    )
+
+
+def _reserve(op: str, fd: int, nbytes: int) -> None:
+    """Reserve ``nbytes`` of the new segment now, so that no later write can fault.
+
+    Without it a segment is sparse: creating it succeeds on a small /dev/shm and the
+    first write to a page that finds no room kills the process with SIGBUS.
+    """
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is None:
+        return  # macOS has none (and no /dev/shm to run out of the same way)
+    try:
+        fallocate(fd, 0, nbytes)
+    except OSError as exc:
+        if exc.errno in _NO_SPACE:
+            raise _out_of_memory(op, nbytes, exc) from exc
+        if exc.errno in (errno.EOPNOTSUPP, errno.ENOSYS):
+            return  # a file system that cannot reserve: nothing more can be done here
+        raise RuntimeStateError(
+            op,
+            f"could not reserve {nbytes} bytes for a shared-memory segment: {exc}",
+            kind="PROVIDER",
+            nbytes=nbytes,
+        ) from exc
+
+
+def _untrusted(op: str, name: str, why: str) -> HostAccessError:
+    return HostAccessError(
+        op,
+        f"shared-memory file {name} {why}, so it is not a segment that a SharedMemoryDomain "
+        "of this user made; attach only handles that Tensor.share_handle() returned",
+        kind="UNTRUSTED_SEGMENT",
+        name=name,
+    )
+
+
+def _attach_segment(op: str, handle: ShareHandle) -> mmap.mmap:
+    """Map the handle's segment read-only, after checking that it is one a domain made.
+
+    The file must be a regular file (not a FIFO, directory, device or symlink) owned by
+    this process's effective user, with no group or other permission bits (a domain's
+    segments are 0600), and exactly ``handle.segment_bytes`` long. The resource tracker
+    is not involved (see the module docstring).
+    """
     import _posixshmem  # CPython's own helper for multiprocessing.shared_memory (POSIX)
 
-    fd = _posixshmem.shm_open("/" + name, os.O_RDWR if writable else os.O_RDONLY, 0o600)
+    name = handle.name
     try:
-        actual = os.fstat(fd).st_size
-        if actual < size:
+        fd = _posixshmem.shm_open("/" + name, _ATTACH_FLAGS, 0o600)
+    except FileNotFoundError:
+        raise HostAccessError(
+            op,
+            f"shared-memory segment {name} no longer exists: its owner (process "
+            f"{handle.owner_pid}) dropped the tensor (or exited) before this attach; keep "
+            "the owner's tensor alive until every reader has attached",
+            kind="SEGMENT_GONE",
+            name=name,
+            owner_pid=handle.owner_pid,
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _untrusted(op, name, "is a symbolic link") from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise _untrusted(op, name, "cannot be opened by this user") from None
+        raise HostAccessError(
+            op, f"cannot open shared-memory segment {name}: {exc}", kind="PROVIDER", name=name
+        ) from exc
+    try:
+        st = os.fstat(fd)
+        mode = stat.filemode(st.st_mode)
+        if not stat.S_ISREG(st.st_mode):
+            raise _untrusted(op, name, f"is not a regular file ({mode})")
+        if st.st_uid != os.geteuid():
+            raise _untrusted(op, name, f"belongs to user {st.st_uid}, not to {os.geteuid()}")
+        if st.st_mode & 0o077:
+            raise _untrusted(op, name, f"is open to other users ({mode}, not -rw-------)")
+        if st.st_size != handle.segment_bytes:
             raise AccessError(
                 op,
-                f"segment {name} has {actual} bytes but the handle describes {size}",
+                f"segment {name} has {st.st_size} bytes but the handle describes "
+                f"{handle.segment_bytes}; pass the handle that Tensor.share_handle() returned",
                 kind="LENGTH_MISMATCH",
-                expected=size,
-                actual=actual,
+                expected=handle.segment_bytes,
+                actual=st.st_size,
             )
-        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
-        return mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=prot)
+        try:
+            return mmap.mmap(fd, handle.segment_bytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+        except OSError as exc:
+            raise HostAccessError(
+                op, f"cannot map shared-memory segment {name}: {exc}", kind="PROVIDER", name=name
+            ) from exc
     finally:
         # The mapping keeps its own descriptor; ours is not needed any more.
         os.close(fd)
@@ -220,7 +332,39 @@ class SharedMemoryBuffer(BackendStorageBase):
     def capabilities(self) -> ProviderCapabilities:
         return ProviderCapabilities.mappable()
 
+    def check_mapped(self, op: str) -> None:
+        """Refuse (`HostAccessError` kind SEGMENT_SHRUNK) once the segment is shorter than mapped.
+
+        Another process of the same user can ``ftruncate`` the segment under every
+        mapping of it; a read (or write) of a page past the new end is SIGBUS. Called
+        before every mapped access (see ``OwnedStorage.host_view``); a shrink after this
+        check, or through an array already handed out, cannot be caught (docs/domains.md).
+        """
+        mm = self._mm
+        try:
+            actual = mm.size()  # fstat of the mapping's own descriptor
+        except (OSError, ValueError) as exc:
+            raise HostAccessError(
+                op,
+                f"cannot check shared-memory segment {self.name}: {exc}",
+                kind="PROVIDER",
+                name=self.name,
+            ) from exc
+        if actual < len(mm):
+            raise HostAccessError(
+                op,
+                f"shared-memory segment {self.name} now has {actual} bytes but is mapped with "
+                f"{len(mm)}: another process shrank it after it was mapped, and reading it "
+                "would kill this process (SIGBUS). Its contents are lost; have the owner "
+                "share a new tensor (and find what truncates its segments)",
+                kind="SEGMENT_SHRUNK",
+                name=self.name,
+                expected=len(mm),
+                actual=actual,
+            )
+
     def map_read(self) -> np.ndarray[Any, Any]:
+        self.check_mapped("SharedMemoryBuffer.map_read")
         arr = np.frombuffer(self._mm, dtype=self._dtype.numpy, count=self._n)
         arr.flags.writeable = False
         return arr
@@ -233,6 +377,7 @@ class SharedMemoryBuffer(BackendStorageBase):
                 kind="UNSUPPORTED",
                 backend=_FAMILY,
             )
+        self.check_mapped("SharedMemoryBuffer.map_write")
         return np.frombuffer(self._mm, dtype=self._dtype.numpy, count=self._n)
 
     def __reduce__(self) -> NoReturn:
@@ -291,6 +436,8 @@ class SharedMemoryDomain:
             # SharedMemory refuses size 0; an empty tensor still gets a (1-byte) segment.
             shm = shared_memory.SharedMemory(create=True, size=max(nbytes, 1))
         except OSError as exc:
+            if exc.errno in _NO_SPACE:
+                raise _out_of_memory(op, nbytes, exc) from exc
             raise RuntimeStateError(
                 op,
                 f"could not create a shared-memory segment of {nbytes} bytes: {exc}",
@@ -298,7 +445,18 @@ class SharedMemoryDomain:
                 nbytes=nbytes,
             ) from exc
         try:
-            mm = _map_segment(op, shm.name, shm.size, writable=True)
+            # The descriptor SharedMemory created the segment with (not the name, which
+            # another process could replace meanwhile).
+            fd: int = shm._fd  # type: ignore[attr-defined]
+            _reserve(op, fd, shm.size)
+            try:
+                mm = mmap.mmap(fd, shm.size, flags=mmap.MAP_SHARED)
+            except OSError as exc:
+                if exc.errno in _NO_SPACE:
+                    raise _out_of_memory(op, shm.size, exc) from exc
+                raise RuntimeStateError(
+                    op, f"could not map a new shared-memory segment: {exc}", kind="PROVIDER"
+                ) from exc
         except BaseException:
             shm.close()
             shm.unlink()
@@ -380,25 +538,7 @@ class SharedMemoryDomain:
         # not at the first read of a mapping it describes wrongly.
         handle = _checked_handle(op, handle)
         _require_posix(op)
-        try:
-            mm = _map_segment(op, handle.name, handle.segment_bytes, writable=False)
-        except FileNotFoundError:
-            raise HostAccessError(
-                op,
-                f"shared-memory segment {handle.name} no longer exists: its owner (process "
-                f"{handle.owner_pid}) dropped the tensor (or exited) before this attach; keep "
-                "the owner's tensor alive until every reader has attached",
-                kind="SEGMENT_GONE",
-                name=handle.name,
-                owner_pid=handle.owner_pid,
-            ) from None
-        except OSError as exc:
-            raise HostAccessError(
-                op,
-                f"cannot map shared-memory segment {handle.name}: {exc}",
-                kind="PROVIDER",
-                name=handle.name,
-            ) from exc
+        mm = _attach_segment(op, handle)
         n = shape_size(handle.shape)
         buf = SharedMemoryBuffer(
             mm,
@@ -454,7 +594,7 @@ def _checked_handle(op: str, handle: ShareHandle) -> ShareHandle:
         return n
 
     name = handle.name
-    if not isinstance(name, str) or not name or "/" in name or "\x00" in name:
+    if type(name) is not str or not _SEGMENT_NAME.fullmatch(name):
         refuse(f"segment name {name!r} is not the name of a shared-memory segment")
     dtype = handle.dtype
     if not isinstance(dtype, DType):

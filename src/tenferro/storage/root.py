@@ -379,6 +379,16 @@ class BackendStorageAllocation(_BufferRoot[BackendStorage]):
     def map_write(self, span: RootBoundSpan, dtype: DType) -> Array:
         return self._mapped("BackendStorage.map_write", span, dtype, write=True)
 
+    def check_mapped(self, op: str) -> None:
+        """Let the provider refuse a read of its (cached) mapping: its optional ``check_mapped``.
+
+        Shared memory re-checks here that no other process shrank the segment under the
+        mapping (reading past the end of the file would be SIGBUS).
+        """
+        check = getattr(self.buffer, "check_mapped", None)
+        if check is not None:
+            check(op)
+
     def prepare_device_access(self, request: DeviceAccessRequest) -> PreparedDeviceAccess:
         prepare = getattr(self.buffer, "prepare_device_access", None)
         if prepare is None:
@@ -552,6 +562,11 @@ class OwnedStorage:
 
         Raises `HostAccessError` kind UNSUPPORTED when the provider cannot map it.
         """
+        pin = self.pin
+        if isinstance(pin, BackendStorageAllocation):
+            # Every mapped access of provider memory asks the provider first, not only
+            # the first one that makes the (cached) mapping.
+            pin.check_mapped(op)
         host = self._host
         if host is not None:
             return host
