@@ -27,6 +27,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tenferro as tfr
 
@@ -303,6 +305,22 @@ def test_attach_of_a_name_of_a_str_subclass_is_invalid() -> None:
     t = tfr.SharedMemoryDomain().allocate(tfr.DType.F64, (2,))
     h = t.share_handle()
     assert refusal(dataclasses.replace(h, name=Sneaky(h.name)))[2] == "INVALID_HANDLE"
+
+
+@given(
+    name=st.text(min_size=0, max_size=40),
+    segment_bytes=st.integers(min_value=-(2**70), max_value=2**70),
+    shape=st.lists(st.integers(min_value=-(2**66), max_value=2**66), max_size=3),
+    domain=st.integers(min_value=-(2**70), max_value=2**70),
+)
+def test_attach_of_any_forged_handle_raises_only_tenferro_errors(
+    name: str, segment_bytes: int, shape: list[int], domain: int
+) -> None:
+    h = tfr.ShareHandle(
+        PLANTED + name, segment_bytes, tfr.DType.F64, tuple(shape), domain, 1, os.getpid()
+    )
+    with pytest.raises(tfr.TenferroError):
+        tfr.SharedMemoryDomain.attach(h)
 
 
 def test_a_refused_attach_leaves_no_descriptor_open(planted: str) -> None:

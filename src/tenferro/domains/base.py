@@ -33,7 +33,8 @@ class SharedTensorAllocationDomain(Protocol):
     owner. ``allocate(dtype, shape)`` returns a compact column-major tensor in
     the domain; its storage may be uninitialised (the caller writes every
     element before reading). Invalid shapes or dtypes raise `ValidationError`;
-    a failed provider allocation raises a `TenferroError` naming the domain.
+    a failed provider allocation raises a `TenferroError` naming the domain
+    (`OutOfMemoryError`, also a `MemoryError`, when there is no room).
     """
 
     def id(self) -> AllocationDomainId: ...

@@ -28,6 +28,16 @@ Lifetime:
 
 The owner's write while a reader reads is not detected across processes:
 finish writing (leave ``map_write``) before handing out handles.
+
+Hardening (docs/domains.md, "What shared memory cannot protect"):
+
+* ``allocate`` reserves the segment's bytes (``posix_fallocate``): a full or small
+  /dev/shm is an `OutOfMemoryError` at allocation, not SIGBUS at the first write;
+* ``attach`` opens the named file without blocking and without following links, and
+  maps it only if it is a regular file of this user, mode 0600, of exactly the
+  handle's size (else `HostAccessError` kind UNTRUSTED_SEGMENT, or LENGTH_MISMATCH);
+* every mapped access re-checks the segment's size first (``check_mapped``): one
+  shrunk by another process is `HostAccessError` kind SEGMENT_SHRUNK, not SIGBUS.
 """
 
 from __future__ import annotations
