@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tenferro as tfr
+from tenferro.domains import _children
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /dev/shm")
 
@@ -188,6 +190,19 @@ def test_a_failed_reservation_removes_the_new_segment(monkeypatch: pytest.Monkey
     assert (len(made), {n for n in shm_names() - before if n.startswith("psm_")}) == (1, set())
 
 
+def test_a_copy_from_refused_for_lack_of_space_counts_no_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_space(fd: int, offset: int, length: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", no_space)
+    before = tfr.copy_stats()
+    with pytest.raises(tfr.OutOfMemoryError):
+        tfr.SharedMemoryDomain().copy_from(np.ones(16))
+    assert tfr.copy_stats() == before
+
+
 def test_out_of_memory_error_is_a_memory_error_and_a_tenferro_error() -> None:
     assert issubclass(tfr.OutOfMemoryError, MemoryError) and issubclass(
         tfr.OutOfMemoryError, tfr.TenferroError
@@ -339,6 +354,20 @@ def test_two_attaches_of_one_handle_are_independent_readers() -> None:
     del a, t
     gc.collect()
     assert b.with_host_read(list) == [1.0, 2.0]
+
+
+def test_attach_after_the_owner_process_exited_is_segment_gone() -> None:
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    owner = ctx.Process(target=_children.own_and_share, args=(child, TIMEOUT))
+    owner.start()
+    child.close()
+    assert parent.poll(TIMEOUT), "the owner did not share in time"
+    h = parent.recv()
+    parent.send("exit")
+    owner.join(TIMEOUT)
+    assert owner.exitcode == 0
+    assert refusal(h) == ("HostAccessError", "SharedMemoryDomain.attach", "SEGMENT_GONE")
 
 
 # -- a segment shrunk under its mappings --------------------------------------------------------

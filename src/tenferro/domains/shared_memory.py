@@ -55,7 +55,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ..copies import record_copy
+from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import (
     AccessError,
@@ -500,14 +500,16 @@ class SharedMemoryDomain:
                 f"expected a Tensor or a numpy array, got {type(source).__name__}",
                 kind="INVALID_DATA",
             )
-        record_copy(op, shape_size(sh) * dt.itemsize)
-        out = self.allocate(dt, sh)
+        nbytes = shape_size(sh) * dt.itemsize
+        check_copy(op, nbytes)
+        out = self.allocate(dt, sh)  # may be OutOfMemoryError: then no copy was made
         dst, offset = out._resolve(op, mapped=True)
         target = dst.flat[offset : offset + shape_size(sh)]
         if src.ndim <= 1:
             np.copyto(target, src)
         else:
             np.copyto(target.reshape(sh, order="F"), src)
+        count_copy(nbytes)
         return out
 
     def _check_own_process(self, op: str) -> None:
