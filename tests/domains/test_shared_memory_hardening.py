@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -280,6 +281,12 @@ def test_attach_of_another_users_file_is_refused(planted: str) -> None:
 def test_attach_of_a_directory_is_refused(planted: str) -> None:
     os.mkdir(os.path.join(SHM_DIR, planted), 0o700)
     assert refusal(handle_for(planted)) == UNTRUSTED
+
+
+def test_attach_of_a_socket_is_refused(planted: str) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.bind(os.path.join(SHM_DIR, planted))
+        assert refusal(handle_for(planted)) == UNTRUSTED
 
 
 def test_attach_through_a_symlink_to_a_real_segment_is_refused(planted: str) -> None:

@@ -196,6 +196,8 @@ def _attach_segment(op: str, handle: ShareHandle) -> mmap.mmap:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _untrusted(op, name, "is a symbolic link") from None
+        if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it)
+            raise _untrusted(op, name, "is not a regular file") from None
         if exc.errno in (errno.EACCES, errno.EPERM):
             raise _untrusted(op, name, "cannot be opened by this user") from None
         raise HostAccessError(
