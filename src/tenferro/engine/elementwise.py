@@ -236,8 +236,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                                 # elements of flat.
                                 ufunc(fa, sb.flat, flat)
                             except BaseException:
-                                del flat
-                                self._pool.recycle(owner, 0)
+                                # Dropped, never pooled: the traceback keeps this
+                                # frame's writable `owner` (EngineBase.run).
+                                del flat, owner
                                 raise
                             t: Tensor = _new(Tensor)
                             t._shape = shape
@@ -307,8 +308,9 @@ class ElementwiseOps(EngineBase):
                 else:
                     ufunc(fa, scalar, flat)
             except BaseException:
-                del flat
-                pool.recycle(owner, 0)
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase.run).
+                del flat, owner
                 raise
             return self.wrap(t._shape, dt, owner, flat)
         finally:
