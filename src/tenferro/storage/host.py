@@ -380,10 +380,12 @@ class _RecycleWhenDead:
         self._recycler = recycler
         self._owner: np.ndarray[Any, Any] | None = owner
         self._left = len(roots)
+        # Registered before any callback can run (a root may die on another thread
+        # as soon as its weak reference exists), so `_finish` always unregisters.
+        _waiting.add(self)
         self._refs: list[weakref.ref[np.ndarray[Any, Any]]] = [
             weakref.ref(r, self._dead) for r in roots
         ]
-        _waiting.add(self)
         # The caller holds no other reference: roots nobody else holds die here,
         # and `_dead` runs for each of them before `clear` returns.
         roots.clear()
