@@ -177,3 +177,27 @@ def test_a_kernel_refused_half_way_leaves_no_traceback_array_over_pooled_memory(
     held = _writable_arrays_in(err.value.__traceback__)
     later = eng.evaluate("a * 3", a=a)
     assert not any(np.shares_memory(h, later.host_data()) for h in held)
+
+
+# -- the same family: a failed call's frames hold its operands' internal arrays --------------
+@pytest.mark.parametrize(
+    "fail",
+    [
+        lambda eng, a, b: eng.add(a, b),
+        lambda eng, a, b: eng.matmul(a, b),
+        lambda eng, a, b: eng.reduce_sum(a, (5,)),
+        lambda eng, a, b: eng.einsum("i,j->k", a, b),
+        lambda eng, a, b: eng.evaluate("a + b", a=a, b=b),
+    ],
+    ids=["add", "matmul", "reduce_sum", "einsum", "evaluate"],
+)
+def test_an_operand_held_by_a_failed_calls_traceback_is_never_pooled(fail: Any) -> None:
+    eng = tfr.CpuEngine()
+    x = tfr.from_numpy(np.arange(4.0))
+    a = eng.add(x, x)  # a pooled buffer
+    with pytest.raises(tfr.ValidationError) as err:
+        fail(eng, a, tfr.from_numpy(np.ones(3)))
+    held = _writable_arrays_in(err.value.__traceback__)
+    del a
+    later = [eng.mul(x, float(k)) for k in range(3)]
+    assert not any(np.shares_memory(h, o.host_data()) for h in held for o in later)

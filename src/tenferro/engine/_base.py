@@ -111,7 +111,13 @@ class Reads:
     def __enter__(self) -> Reads:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            # INVARIANT: the traceback keeps this call's frames, whose locals hold
+            # the operands' internal arrays (`HostBuffer.flat`, uncounted): those
+            # buffers must never go back to a pool (see `EngineBase.run`).
+            for buf in self.bufs:
+                buf.recycler = None
         self.release()
 
     def release(self) -> None:

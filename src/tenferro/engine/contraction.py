@@ -533,8 +533,9 @@ class ContractionOps(EngineBase):
                                 _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase.run).
+                                # frame's writable `owner`, `fa` (EngineBase.run).
                                 del flat, owner
+                                sa.recycler = sb.recycler = None
                                 raise
                             t: Tensor = _new(Tensor)
                             t._shape = (m, n)

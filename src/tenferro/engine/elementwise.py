@@ -237,8 +237,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                                 ufunc(fa, sb.flat, flat)
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase.run).
+                                # frame's writable `owner`, `fa` (EngineBase.run).
                                 del flat, owner
+                                sa.recycler = sb.recycler = None
                                 raise
                             t: Tensor = _new(Tensor)
                             t._shape = shape
@@ -309,8 +310,9 @@ class ElementwiseOps(EngineBase):
                     ufunc(fa, scalar, flat)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase.run).
+                # `owner` and `fa` (EngineBase.run).
                 del flat, owner
+                st.recycler = None
                 raise
             return self.wrap(t._shape, dt, owner, flat)
         finally:
