@@ -17,8 +17,13 @@ from tenferro.storage.host import HostBuffer
 
 
 def _writable_arrays_in(tb: types.TracebackType | None) -> list[np.ndarray]:
-    """Every writable ndarray a traceback's frames still hold in their locals."""
+    """Every writable ndarray a traceback's frames still hold in their locals.
+
+    The first frame is the test's own (it caught the error): reading its
+    ``f_locals`` would cache a snapshot of the test's locals in it.
+    """
     found = []
+    tb = None if tb is None else tb.tb_next
     while tb is not None:
         for value in tb.tb_frame.f_locals.values():
             if isinstance(value, np.ndarray) and value.flags.writeable:
