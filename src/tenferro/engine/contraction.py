@@ -533,9 +533,8 @@ class ContractionOps(EngineBase):
                                 _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner`, `fa` (EngineBase.run).
+                                # frame's writable `owner` (EngineBase.run).
                                 del flat, owner
-                                sa.recycler = sb.recycler = None
                                 raise
                             t: Tensor = _new(Tensor)
                             t._shape = (m, n)
@@ -543,6 +542,11 @@ class ContractionOps(EngineBase):
                             t._st = HostBuffer(owner, flat, self._recycler)
                             t._moved = None
                             return t
+                    except BaseException:
+                        # The traceback keeps this frame's `fa`, an operand's internal
+                        # array: never pool the operands' buffers (Reads.__exit__).
+                        sa.recycler = sb.recycler = None
+                        raise
                     finally:
                         _reading.remove(pin)
         return self._matmul_general(a, b, out)

@@ -237,9 +237,8 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                                 ufunc(fa, sb.flat, flat)
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner`, `fa` (EngineBase.run).
+                                # frame's writable `owner` (EngineBase.run).
                                 del flat, owner
-                                sa.recycler = sb.recycler = None
                                 raise
                             t: Tensor = _new(Tensor)
                             t._shape = shape
@@ -247,6 +246,11 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                             t._st = HostBuffer(owner, flat, self._recycler)
                             t._moved = None
                             return t
+                    except BaseException:
+                        # The traceback keeps this frame's `fa`, an operand's internal
+                        # array: never pool the operands' buffers (Reads.__exit__).
+                        sa.recycler = sb.recycler = None
+                        raise
                     finally:
                         _reading.remove(pin)
         elif out is None:
@@ -310,11 +314,15 @@ class ElementwiseOps(EngineBase):
                     ufunc(fa, scalar, flat)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` and `fa` (EngineBase.run).
+                # `owner` (EngineBase.run).
                 del flat, owner
-                st.recycler = None
                 raise
             return self.wrap(t._shape, dt, owner, flat)
+        except BaseException:
+            # The traceback keeps this frame's `fa`, the operand's internal array:
+            # never pool the operand's buffer (Reads.__exit__).
+            st.recycler = None
+            raise
         finally:
             _reading.remove(st)
 
