@@ -111,7 +111,13 @@ class Reads:
     def __enter__(self) -> Reads:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            # INVARIANT: the traceback keeps this call's frames, whose locals hold
+            # the operands' internal arrays (`HostBuffer.flat`, uncounted): those
+            # buffers must never go back to a pool (see `EngineBase.run`).
+            for buf in self.bufs:
+                buf.recycler = None
         self.release()
 
     def release(self) -> None:
@@ -259,7 +265,8 @@ class EngineBase:
         """``(owner, flat)``: an uninitialised pooled buffer with ``n`` usable elements.
 
         The caller's kernel must write all ``n`` elements of ``flat``, then hand the
-        result out with `wrap`; if the kernel raises, call `give_back(owner)`.
+        result out with `wrap`; if the kernel raises, drop ``owner`` (never give it
+        back: see `run`).
         """
         owner = self._pool.acquire(dtype.numpy, n)
         return owner, (owner if owner.shape[0] == n else owner[:n])
@@ -272,10 +279,6 @@ class EngineBase:
         t._st = HostBuffer(owner, flat, self._recycler)
         t._moved = None
         return t
-
-    def give_back(self, owner: Array) -> None:
-        """Return a buffer whose computation failed: nothing else has seen it."""
-        self._pool.recycle(owner, 0)
 
     def fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
         """``(owner, flat, nd)`` for a new result: nd is the F-ordered array of ``shape``."""
@@ -296,8 +299,8 @@ class EngineBase:
         """Run ``kernel(nd)`` into a pooled output (or ``out=``) and return the result.
 
         ``kernel`` must write every element of the F-ordered array ``nd`` it is
-        given (each caller says why at its kernel). A kernel that raises gives its
-        pooled buffer back before the error propagates; with ``out=``, the
+        given (each caller says why at its kernel). A kernel that raises drops its
+        pooled buffer instead of giving it back; with ``out=``, the
         exclusive borrow is always ended. ``reads``: the call's operands (for the
         ``out=`` checks), still pinned while the kernel runs.
         """
@@ -306,8 +309,11 @@ class EngineBase:
             try:
                 kernel(nd)
             except BaseException:
-                del nd, flat
-                self.give_back(owner)
+                # INVARIANT: a failed kernel's buffer is dropped, never pooled: the
+                # traceback keeps the kernel's frames, whose locals hold writable
+                # arrays over it (``e.__traceback__...tb_frame.f_locals``). It is
+                # freed when the last of them dies.
+                del nd, flat, owner
                 raise
             return self.wrap(shape, dtype, owner, flat)
         check_out(out, shape, dtype, op)
@@ -342,4 +348,10 @@ class EngineBase:
             # staged holds every element of the result: copyto writes all of nd.
             np.copyto(nd.reshape(-1, order="F"), staged_flat)
 
-        return self.run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
+        try:
+            return self.run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
+        except BaseException:
+            # This frame stays in the traceback with `staged_flat` (writable): the
+            # staged buffer must never go back to the pool (see `run`).
+            staged._st.detach_recycler()
+            raise

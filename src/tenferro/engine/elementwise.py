@@ -236,8 +236,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                                 # elements of flat.
                                 ufunc(fa, sb.flat, flat)
                             except BaseException:
-                                del flat
-                                self._pool.recycle(owner, 0)
+                                # Dropped, never pooled: the traceback keeps this
+                                # frame's writable `owner` (EngineBase.run).
+                                del flat, owner
                                 raise
                             t: Tensor = _new(Tensor)
                             t._shape = shape
@@ -245,6 +246,11 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                             t._st = HostBuffer(owner, flat, self._recycler)
                             t._moved = None
                             return t
+                    except BaseException:
+                        # The traceback keeps this frame's `fa`, an operand's internal
+                        # array: never pool the operands' buffers (Reads.__exit__).
+                        sa.recycler = sb.recycler = None
+                        raise
                     finally:
                         _reading.remove(pin)
         elif out is None:
@@ -307,10 +313,16 @@ class ElementwiseOps(EngineBase):
                 else:
                     ufunc(fa, scalar, flat)
             except BaseException:
-                del flat
-                pool.recycle(owner, 0)
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase.run).
+                del flat, owner
                 raise
             return self.wrap(t._shape, dt, owner, flat)
+        except BaseException:
+            # The traceback keeps this frame's `fa`, the operand's internal array:
+            # never pool the operand's buffer (Reads.__exit__).
+            st.recycler = None
+            raise
         finally:
             _reading.remove(st)
 
