@@ -16,8 +16,10 @@ __all__ = [
     "DeviceAccessError",
     "GroupError",
     "HostAccessError",
+    "IndexOutOfRangeError",
     "InteropError",
     "MovedTensorError",
+    "PromotionError",
     "ReinterpretError",
     "RootImportError",
     "RuntimeStateError",
@@ -125,3 +127,15 @@ class InteropError(TenferroError, BufferError):
     """A DLPack export or import cannot honour the request without a copy (a BufferError)."""
 
     default_kind = "INTEROP"
+
+
+class PromotionError(ValidationError, TypeError):
+    """Operand dtypes have no common type under the array API's rules (also a TypeError)."""
+
+    default_kind = "NO_PROMOTION"
+
+
+class IndexOutOfRangeError(ValidationError, IndexError):
+    """An index names an element outside an axis (also an IndexError)."""
+
+    default_kind = "INDEX_OUT_OF_RANGE"

@@ -1,0 +1,383 @@
+"""The namespace's one contact with engine, tensor and view internals.
+
+Everything the array API functions need from below goes through here: reading
+operands without an alias (the engine's pinned reads), pooled outputs (the
+engine's ``run``), views built from the descriptor numpy computes over a
+borrowed array, and exclusive writes into tensors and views. A refactor of
+those internals changes this module only.
+
+Decision (see docs/namespace.md, "Owners and views"): an owner stays a compact
+column-major `Tensor`; anything strided (basic indexing, transposes, reshapes
+that need other strides, broadcasts, C-ordered numpy arrays adopted by
+`asarray`) is a `TensorView`, which holds the buffer's read root and so is
+one counted alias. Both are full array API arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType, dtype_of_array
+from ..engine import default_engine
+from ..engine._base import Reads
+from ..errors import BorrowError, ValidationError
+from ..guards import ExclusiveBorrow
+from ..layout import col_major_strides, shape_size
+from ..storage import host as _host
+from ..storage.host import HostBuffer
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
+from ..view import TensorView, TensorViewMut, _ViewBase
+
+__all__ = [
+    "ARRAY_TYPES",
+    "Reads",
+    "binary_fast",
+    "compute",
+    "emit",
+    "emit_kernel",
+    "is_array",
+    "read_all",
+    "ufunc_into",
+    "unary_fast",
+    "view_base",
+    "view_like",
+    "write",
+]
+
+Array = np.ndarray[Any, Any]
+Shape = tuple[int, ...]
+
+#: The array types of the namespace: owners and (shared or exclusive) views.
+ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
+
+_new = object.__new__
+_BOOL = DType.BOOL
+_reading = _host.reading
+
+
+def is_array(x: Any) -> bool:
+    """True for a `Tensor`, `TensorView` or `TensorViewMut`."""
+    return isinstance(x, ARRAY_TYPES)
+
+
+def is_owner(x: Any) -> bool:
+    return isinstance(x, Tensor)
+
+
+# ---------------------------------------------------------------------- outputs
+def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
+    """Run ``kernel(nd)`` into a pooled output of the default engine; ``nd`` is F-ordered.
+
+    The kernel must write every element of ``nd``; a kernel that raises gives the
+    buffer back to the pool.
+    """
+    return default_engine().run(op, shape, dtype, kernel)
+
+
+def emit(op: str, result: Array) -> Tensor:
+    """A pooled tensor holding the values of a numpy result (computed by the caller).
+
+    The values are written once into the pooled buffer; this is the output of a
+    computation, not a copy of a tenferro buffer, so it is not counted.
+    """
+    res = np.asarray(result)
+    dt = dtype_of_array(res, op)
+
+    def kernel(nd: Array) -> None:
+        # nd has res's shape: copyto writes every element.
+        np.copyto(nd, res, casting="unsafe")
+
+    return default_engine().run(op, tuple(int(d) for d in res.shape), dt, kernel)
+
+
+def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
+    """Each array of ``xs`` as a numpy array of its logical values, other items as they are.
+
+    Valid only inside the ``with Reads()`` block: tensors are read through the
+    engine's pinned, alias-free path, views through their own strided alias.
+    """
+    return [reads.operand(x, op)[0] if isinstance(x, ARRAY_TYPES) else x for x in xs]
+
+
+def binary_fast(ufunc: Any, a: Any, b: Any, allowed: frozenset[DType], out_bool: bool) -> Any:
+    """The hot path of a binary ufunc: two plain host tensors of one shape and dtype.
+
+    The same steps as the engine's own binary fast path (pin both, check for a
+    writer, take a pooled buffer, one ufunc call); None when it does not apply.
+    """
+    if a.__class__ is not Tensor or b.__class__ is not Tensor:
+        return None
+    sa = a._st
+    sb = b._st
+    dt = a._dtype
+    if (
+        sa.__class__ is not HostBuffer
+        or sb.__class__ is not HostBuffer
+        or dt is not b._dtype
+        or dt not in allowed
+    ):
+        return None
+    shape = a._shape
+    if shape != b._shape:
+        return None
+    pin = (sa, sb)
+    _reading.append(pin)
+    try:
+        if sa.exclusive is not None or sb.exclusive is not None:
+            return None  # the general path refuses it with the borrow's message
+        fa = sa.flat
+        n = len(fa)
+        eng = default_engine()
+        pool = eng._pool
+        out_dt = _BOOL if out_bool else dt
+        owner = pool.acquire(out_dt.numpy, n)
+        flat = owner if len(owner) == n else owner[:n]
+        try:
+            # Both inputs hold exactly n elements: the ufunc writes all of flat.
+            ufunc(fa, sb.flat, flat)
+        except BaseException:
+            del flat
+            pool.recycle(owner, 0)
+            raise
+        t: Tensor = _new(Tensor)
+        t._shape = shape
+        t._dtype = out_dt
+        t._st = HostBuffer(owner, flat, eng._recycler)
+        t._moved = None
+        return t
+    finally:
+        _reading.remove(pin)
+
+
+def unary_fast(ufunc: Any, x: Any, allowed: frozenset[DType]) -> Any:
+    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
+    if x.__class__ is not Tensor:
+        return None
+    st = x._st
+    dt = x._dtype
+    if st.__class__ is not HostBuffer or dt not in allowed:
+        return None
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        fa = st.flat
+        n = len(fa)
+        eng = default_engine()
+        pool = eng._pool
+        owner = pool.acquire(fa.dtype, n)
+        flat = owner if len(owner) == n else owner[:n]
+        try:
+            # The input holds exactly n elements: the ufunc writes all of flat.
+            ufunc(fa, flat)
+        except BaseException:
+            del flat
+            pool.recycle(owner, 0)
+            raise
+        t: Tensor = _new(Tensor)
+        t._shape = x._shape
+        t._dtype = dt
+        t._st = HostBuffer(owner, flat, eng._recycler)
+        t._moved = None
+        return t
+    finally:
+        _reading.remove(st)
+
+
+def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
+    """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output."""
+    with Reads() as reads:
+        vals = read_all(reads, args, op)
+
+        def kernel(nd: Array) -> None:
+            # The operands broadcast to nd's shape: the ufunc writes all of nd.
+            with np.errstate(all="ignore"):
+                ufunc(*vals, out=nd, casting="unsafe")
+
+        return default_engine().run(op, shape, dtype, kernel)
+
+
+def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
+    """``fn(*values)`` with every array of ``xs`` read (no copy) for the call's duration.
+
+    ``fn`` must not keep the arrays it is given: they are valid only during the call.
+    """
+    with Reads() as reads:
+        vals = read_all(reads, xs, op)
+        with np.errstate(all="ignore"):
+            return fn(*vals)
+
+
+# ---------------------------------------------------------------------- views
+def view_base(x: Any, op: str) -> tuple[Any, Array]:
+    """``(view, arr)``: a view of ``x`` and its strided numpy array (a counted alias).
+
+    A `Tensor` is borrowed through `as_view` (which refuses while it is
+    exclusively borrowed); views are used as they are.
+    """
+    v = x.as_view() if isinstance(x, Tensor) else x
+    return v, v._strided(op)
+
+
+def view_like(v: Any, base: Array, res: Array, op: str) -> Any:
+    """A view of ``v``'s buffer with the layout of ``res``, a numpy view of ``base``.
+
+    numpy has done the index arithmetic (slicing, transposing, reshaping,
+    broadcasting); this reads the resulting shape, strides and start back into
+    a descriptor over the same root. Falls back to None when ``res`` is not a
+    view of ``base`` (numpy had to copy).
+    """
+    shape = tuple(int(d) for d in res.shape)
+    dt = dtype_of_array(res, op) if res.dtype != base.dtype else v._dtype
+    if res.size == 0:
+        return v._derive(shape, col_major_strides(shape), v._offset, dt)
+    if not np.may_share_memory(res, base):
+        return None  # numpy made a new array: not a view
+    isz = res.itemsize
+    typed = v._typed_root(op)
+    if dt is not v._dtype:
+        typed = typed.view(res.dtype)
+    start = res.__array_interface__["data"][0] - typed.__array_interface__["data"][0]
+    if start % isz or any(s % isz for s in res.strides):
+        return None
+    del typed
+    return v._derive(shape, tuple(s // isz for s in res.strides), start // isz, dt)
+
+
+def as_view_of(x: Any) -> Any:
+    """A `TensorView` of a tensor, or a view itself (borrows)."""
+    return x.as_view() if isinstance(x, Tensor) else x
+
+
+def adopt_c_ordered(arr: Array, op: str) -> Any:
+    """Adopt a C-contiguous array without copying: a permuted view over an owner.
+
+    The owner is the column-major tensor of the reversed shape over the same
+    memory (``arr.T`` is F-contiguous); the caller's array and every ndarray
+    under it are frozen, as `from_numpy` freezes an adopted array.
+    """
+    _check_adoptable(op, arr)
+    t = arr.T
+    buf = _adopt(t, t.reshape(-1, order="F"))
+    frozen: list[Array] = [t]
+    for a in (*_base_chain(arr)[0], *buf.frozen):
+        if not any(a is f for f in frozen):
+            frozen.append(a)
+    # INVARIANT: bases after the arrays over them, so release thaws bases first.
+    for a in frozen:
+        a.flags.writeable = False
+    buf.frozen = tuple(frozen)
+    owner = Tensor._wrap(tuple(int(d) for d in t.shape), dtype_of_array(arr, op), buf)
+    return owner.as_view().transpose_view(tuple(range(arr.ndim - 1, -1, -1)))
+
+
+def owner_of_fresh(arr: Array) -> Tensor:
+    """Wrap a new array that nobody else holds (built here) as a tensor owning it."""
+    flat = arr.reshape(-1, order="F")
+    return Tensor._wrap(
+        tuple(int(d) for d in arr.shape), dtype_of_array(arr, "asarray"), HostBuffer(flat, flat)
+    )
+
+
+# ---------------------------------------------------------------------- exclusive writes
+def write(x: Any, op: str, fn: Callable[[Array], None]) -> None:
+    """Call ``fn(arr)`` with a writable numpy array of ``x``'s elements, under an exclusive borrow.
+
+    A `Tensor` is borrowed exclusively (refused while any alias, including a
+    view of it, is alive). A `TensorView` gives up its own shared alias for the
+    write, borrows its buffer exclusively (refused while any *other* alias is
+    alive) and takes its alias back afterwards. A `TensorViewMut` writes under
+    the borrow it already holds. The array must not outlive ``fn``.
+    """
+    if isinstance(x, Tensor):
+        borrow, out = x._begin_out(op)
+        try:
+            fn(out)
+        finally:
+            del out
+            borrow.end()
+        return
+    if isinstance(x, TensorViewMut):
+        fn(x._strided(op))
+        return
+    if not isinstance(x, TensorView):
+        raise ValidationError(
+            op, f"expected a tenferro array, got {type(x).__name__}", kind="INVALID_OPERAND"
+        )
+    if 0 in x._strides and shape_size(x._shape) > 1:
+        raise BorrowError(
+            op,
+            "this view repeats elements (a broadcast, stride 0), so writing it is ambiguous; "
+            "write the array it was broadcast from, or materialise it first",
+            kind="BROADCAST_VIEW",
+        )
+    src = x._source
+    if src.__class__ is not HostBuffer:
+        raise BorrowError(
+            op,
+            "writing through a view of group-backed storage is not supported; write the "
+            "tensor itself (map_write) instead",
+            kind="UNSUPPORTED",
+        )
+    # INVARIANT: every view holds the buffer's one root, so dropping ours removes
+    # exactly this view's alias from the count; it is restored from the buffer.
+    x._base = None  # type: ignore[assignment]
+    try:
+        borrow = ExclusiveBorrow(src, op)
+    except BaseException:
+        x._base = src.read_root()
+        raise
+    try:
+        wroot = borrow.root(op)
+        if wroot.dtype != x._dtype.numpy:
+            wroot = wroot.view(x._dtype.numpy)
+        isz = wroot.itemsize
+        arr: Any = np.ndarray(
+            x._shape,
+            wroot.dtype,
+            buffer=wroot,
+            offset=x._offset * isz,
+            strides=tuple(s * isz for s in x._strides),
+        )
+        del wroot
+        fn(arr)
+    finally:
+        arr = None
+        borrow.end()
+        x._base = src.read_root()
+
+
+def shares_buffer(a: Any, b: Any) -> bool:
+    """True when two arrays live in the same host buffer."""
+    return _buffer_of(a) is not None and _buffer_of(a) is _buffer_of(b)
+
+
+def _buffer_of(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x._st
+    if isinstance(x, _ViewBase):
+        return x._source
+    return None
+
+
+def storage_kind(x: Any) -> str:
+    """``"owner"`` or ``"view"`` (for repr)."""
+    return "owner" if isinstance(x, Tensor) else "view"
+
+
+def try_read_for_repr(x: Any) -> Array | None:
+    """A read-only array of ``x``'s values for printing, or None when it cannot be read now."""
+    try:
+        if isinstance(x, Tensor):
+            st = x._st
+            if st.__class__ is HostBuffer and st.exclusive is not None:
+                return None
+            return x._read_array("Tensor.__repr__")
+        if isinstance(x, TensorViewMut):
+            return x._strided("TensorViewMut.__repr__") if x._borrow.active else None
+        return x._strided("TensorView.__repr__")  # type: ignore[no-any-return]
+    except Exception:
+        return None

@@ -1,0 +1,235 @@
+"""Elementwise functions, one table row each (name, numpy ufunc, dtype category, result).
+
+Every function broadcasts its operands, promotes their dtypes by the array API
+table (`tenferro.dtype.promote_types`), accepts Python scalars where the
+standard does, and writes one numpy ufunc call into a pooled output of the
+default engine. Ownership: **computes** a new pooled tensor; the operands are
+read without copying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..dtype import CATEGORIES, DType
+from ._adapter import ARRAY_TYPES, binary_fast, compute, emit, ufunc_into, unary_fast
+from ._core import (
+    broadcast_shapes,
+    check_array,
+    check_category,
+    is_py_scalar,
+    operand_dtype,
+    scalar_to,
+)
+
+Shape = tuple[int, ...]
+
+# Result rules: "same" (the promoted dtype), "bool", "real" (complex -> its real type).
+_UNARY: list[tuple[str, Any, str, str]] = [
+    ("abs", np.absolute, "numeric", "real"),
+    ("acos", np.arccos, "floating", "same"),
+    ("acosh", np.arccosh, "floating", "same"),
+    ("asin", np.arcsin, "floating", "same"),
+    ("asinh", np.arcsinh, "floating", "same"),
+    ("atan", np.arctan, "floating", "same"),
+    ("atanh", np.arctanh, "floating", "same"),
+    ("bitwise_invert", np.invert, "integer or boolean", "same"),
+    ("ceil", np.ceil, "real numeric", "same"),
+    ("conj", np.conjugate, "numeric", "same"),
+    ("cos", np.cos, "floating", "same"),
+    ("cosh", np.cosh, "floating", "same"),
+    ("exp", np.exp, "floating", "same"),
+    ("expm1", np.expm1, "floating", "same"),
+    ("floor", np.floor, "real numeric", "same"),
+    ("isfinite", np.isfinite, "numeric", "bool"),
+    ("isinf", np.isinf, "numeric", "bool"),
+    ("isnan", np.isnan, "numeric", "bool"),
+    ("log", np.log, "floating", "same"),
+    ("log10", np.log10, "floating", "same"),
+    ("log1p", np.log1p, "floating", "same"),
+    ("log2", np.log2, "floating", "same"),
+    ("logical_not", np.logical_not, "bool", "same"),
+    ("negative", np.negative, "numeric", "same"),
+    ("positive", np.positive, "numeric", "same"),
+    ("reciprocal", np.reciprocal, "floating", "same"),
+    ("round", np.round, "numeric", "same"),
+    ("sign", np.sign, "numeric", "same"),
+    ("signbit", np.signbit, "real floating", "bool"),
+    ("sin", np.sin, "floating", "same"),
+    ("sinh", np.sinh, "floating", "same"),
+    ("sqrt", np.sqrt, "floating", "same"),
+    ("square", np.square, "numeric", "same"),
+    ("tan", np.tan, "floating", "same"),
+    ("tanh", np.tanh, "floating", "same"),
+    ("trunc", np.trunc, "real numeric", "same"),
+]
+
+_BINARY: list[tuple[str, Any, str, str]] = [
+    ("add", np.add, "numeric", "same"),
+    ("atan2", np.arctan2, "real floating", "same"),
+    ("bitwise_and", np.bitwise_and, "integer or boolean", "same"),
+    ("bitwise_left_shift", np.left_shift, "integer", "same"),
+    ("bitwise_or", np.bitwise_or, "integer or boolean", "same"),
+    ("bitwise_right_shift", np.right_shift, "integer", "same"),
+    ("bitwise_xor", np.bitwise_xor, "integer or boolean", "same"),
+    ("copysign", np.copysign, "real floating", "same"),
+    ("divide", np.true_divide, "floating", "same"),
+    ("equal", np.equal, "any", "bool"),
+    ("floor_divide", np.floor_divide, "real numeric", "same"),
+    ("greater", np.greater, "real numeric", "bool"),
+    ("greater_equal", np.greater_equal, "real numeric", "bool"),
+    ("hypot", np.hypot, "real floating", "same"),
+    ("less", np.less, "real numeric", "bool"),
+    ("less_equal", np.less_equal, "real numeric", "bool"),
+    ("logaddexp", np.logaddexp, "real floating", "same"),
+    ("logical_and", np.logical_and, "bool", "same"),
+    ("logical_or", np.logical_or, "bool", "same"),
+    ("logical_xor", np.logical_xor, "bool", "same"),
+    ("maximum", np.maximum, "real numeric", "same"),
+    ("minimum", np.minimum, "real numeric", "same"),
+    ("multiply", np.multiply, "numeric", "same"),
+    ("nextafter", np.nextafter, "real floating", "same"),
+    ("not_equal", np.not_equal, "any", "bool"),
+    ("pow", np.power, "numeric", "same"),
+    ("remainder", np.remainder, "real numeric", "same"),
+    ("subtract", np.subtract, "numeric", "same"),
+]
+
+# Rounding an integer is the identity (numpy would compute in float64).
+_INTEGER_IDENTITY = frozenset({"ceil", "floor", "trunc", "round"})
+
+
+def _result(rule: str, dt: DType) -> DType:
+    if rule == "bool":
+        return DType.BOOL
+    if rule == "real":
+        return dt.real
+    return dt
+
+
+def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..., Any]:
+    op = f"tenferro.{name}"
+    allowed = CATEGORIES[category]
+    identity = name in _INTEGER_IDENTITY
+    same = rule == "same"
+
+    def fn(x: Any, /) -> Any:
+        if same and not identity:
+            r = unary_fast(ufunc, x, allowed)
+            if r is not None:
+                return r
+        check_array(x, op)
+        dt = x.dtype
+        check_category(op, dt, category)
+        if identity and dt.is_integer:
+            return ufunc_into(op, np.positive, (x,), x.shape, dt)
+        return ufunc_into(op, ufunc, (x,), x.shape, _result(rule, dt))
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = (
+        f"Elementwise ``{name}`` (numpy's ``{ufunc.__name__}``) of an array with a "
+        f"{category} dtype.\n\nOwnership: **computes** a pooled output; ``x`` is read "
+        "without copying."
+    )
+    return fn
+
+
+def _make_binary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..., Any]:
+    op = f"tenferro.{name}"
+    allowed = CATEGORIES[category]
+    out_bool = rule == "bool"
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        r = binary_fast(ufunc, x1, x2, allowed, out_bool)
+        if r is not None:
+            return r
+        return binary(op, ufunc, category, rule, x1, x2)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = (
+        f"Elementwise ``{name}`` (numpy's ``{ufunc.__name__}``) with broadcasting and the "
+        f"array API's type promotion; operands have {category} dtypes, either may be a "
+        "Python scalar.\n\nOwnership: **computes** a pooled output; the operands are "
+        "read without copying."
+    )
+    return fn
+
+
+def binary(op: str, ufunc: Any, category: str, rule: str, x1: Any, x2: Any) -> Any:
+    """The general path of a binary elementwise function (scalars, broadcasting, promotion)."""
+    dt = operand_dtype((x1, x2), op)
+    for a in (x1, x2):
+        if isinstance(a, ARRAY_TYPES):
+            check_category(op, a.dtype, category)
+    check_category(op, dt, category)
+    args = tuple(scalar_to(a, dt, op) if is_py_scalar(a) else a for a in (x1, x2))
+    shapes = [a.shape for a in (x1, x2) if isinstance(a, ARRAY_TYPES)]
+    shape = broadcast_shapes(op, *shapes) if len(shapes) == 2 else shapes[0]
+    return ufunc_into(op, ufunc, args, shape, _result(rule, dt))
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+for _row in _UNARY:
+    FUNCTIONS[_row[0]] = _make_unary(*_row)
+for _row in _BINARY:
+    FUNCTIONS[_row[0]] = _make_binary(*_row)
+
+
+def real(x: Any, /) -> Any:
+    """The real part; a real array is returned as a new array of its values.
+
+    Ownership: **computes** a pooled output (the real parts as a new array).
+    """
+    op = "tenferro.real"
+    check_array(x, op)
+    check_category(op, x.dtype, "numeric")
+    return emit(op, compute(op, lambda a: np.real(a), (x,)))
+
+
+def imag(x: Any, /) -> Any:
+    """The imaginary part of a complex array. Ownership: **computes** a pooled output."""
+    op = "tenferro.imag"
+    check_array(x, op)
+    check_category(op, x.dtype, "complex floating")
+    return emit(op, compute(op, lambda a: np.imag(a), (x,)))
+
+
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
+    """Clamp each element to ``[min, max]`` (arrays or scalars, broadcast to ``x``).
+
+    Ownership: **computes** a pooled output of ``x``'s dtype and shape.
+    """
+    op = "tenferro.clip"
+    check_array(x, op)
+    dt = x.dtype
+    check_category(op, dt, "real numeric")
+    bounds: list[Any] = []
+    for b in (min, max):
+        if b is None:
+            bounds.append(None)
+        elif isinstance(b, ARRAY_TYPES):
+            check_category(op, b.dtype, "real numeric")
+            if b.dtype.is_integer != dt.is_integer:
+                operand_dtype((x, b), op)  # refuses mixed kinds
+            broadcast_shapes(op, x.shape, b.shape)
+            bounds.append(b)
+        else:
+            operand_dtype((x, b), op)
+            bounds.append(b)
+    if bounds[0] is None and bounds[1] is None:
+        return ufunc_into(op, np.positive, (x,), x.shape, dt)
+
+    def run(a: Any, lo: Any, hi: Any) -> Any:
+        r = a
+        if lo is not None:
+            r = np.maximum(r, np.asarray(lo).astype(a.dtype) if not np.isscalar(lo) else lo)
+        if hi is not None:
+            r = np.minimum(r, np.asarray(hi).astype(a.dtype) if not np.isscalar(hi) else hi)
+        return np.broadcast_to(np.asarray(r, dtype=a.dtype), a.shape)
+
+    return emit(op, compute(op, run, (x, bounds[0], bounds[1])))
