@@ -360,7 +360,7 @@ concatenate = concat
 _array_methods.register(sys.modules[__name__])
 
 #: The public functions (re-exported by `tenferro`).
-PUBLIC = [
+__all__ = PUBLIC = [
     "__array_namespace_info__",
     "abs",
     "acos",

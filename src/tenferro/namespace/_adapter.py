@@ -137,7 +137,7 @@ def binary_fast(ufunc: Any, a: Any, b: Any, allowed: frozenset[DType], out_bool:
         flat = owner if len(owner) == n else owner[:n]
         try:
             # Both inputs hold exactly n elements: the ufunc writes all of flat.
-            ufunc(fa, sb.flat, flat)
+            ufunc(fa, sb.flat, out=flat)
         except BaseException:
             del flat
             pool.recycle(owner, 0)
@@ -172,7 +172,7 @@ def unary_fast(ufunc: Any, x: Any, allowed: frozenset[DType]) -> Any:
         flat = owner if len(owner) == n else owner[:n]
         try:
             # The input holds exactly n elements: the ufunc writes all of flat.
-            ufunc(fa, flat)
+            ufunc(fa, out=flat)
         except BaseException:
             del flat
             pool.recycle(owner, 0)

@@ -54,7 +54,7 @@ def matmul(x1: Any, x2: Any, /) -> Any:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     """Sum of products over ``axes`` (an int: the last/first ``axes`` axes; or two
     sequences). Runs as `CpuEngine.dot_general`. Ownership: **computes**."""
     op = "tenferro.tensordot"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import CATEGORIES, DType, as_dtype, promote_types
-from ..errors import PromotionError, ValidationError
+from ..errors import IndexOutOfRangeError, PromotionError, ValidationError
 from ._adapter import ARRAY_TYPES
 
 __all__ = [
@@ -143,7 +143,8 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> int:
             op, f"axis must be an int, got {axis!r}", kind="INVALID_AXIS"
         ) from None
     if not -ndim <= a < ndim:
-        raise ValidationError(
+        # Also an IndexError and a ValueError, as numpy's AxisError is.
+        raise IndexOutOfRangeError(
             op,
             f"axis {a} is out of range for a rank-{ndim} array; use -{ndim}..{ndim - 1}",
             kind="INVALID_AXIS",

@@ -55,7 +55,7 @@ _UNARY: list[tuple[str, Any, str, str]] = [
     ("negative", np.negative, "numeric", "same"),
     ("positive", np.positive, "numeric", "same"),
     ("reciprocal", np.reciprocal, "floating", "same"),
-    ("round", np.round, "numeric", "same"),
+    ("round", np.rint, "numeric", "same"),
     ("sign", np.sign, "numeric", "same"),
     ("signbit", np.signbit, "real floating", "bool"),
     ("sin", np.sin, "floating", "same"),
@@ -224,12 +224,27 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
     if bounds[0] is None and bounds[1] is None:
         return ufunc_into(op, np.positive, (x,), x.shape, dt)
 
+    if dt.is_integer:
+        # Python ints beyond the dtype's range bound nothing (and cannot be converted).
+        info = np.iinfo(dt.numpy)
+        if isinstance(bounds[0], int) and bounds[0] <= info.min:
+            bounds[0] = None
+        if isinstance(bounds[1], int) and bounds[1] >= info.max:
+            bounds[1] = None
+    shapes = [x.shape] + [b.shape for b in bounds if isinstance(b, ARRAY_TYPES)]
+    shape = broadcast_shapes(op, *shapes) if len(shapes) > 1 else x.shape
+
     def run(a: Any, lo: Any, hi: Any) -> Any:
-        r = a
-        if lo is not None:
-            r = np.maximum(r, np.asarray(lo).astype(a.dtype) if not np.isscalar(lo) else lo)
-        if hi is not None:
-            r = np.minimum(r, np.asarray(hi).astype(a.dtype) if not np.isscalar(hi) else hi)
-        return np.broadcast_to(np.asarray(r, dtype=a.dtype), a.shape)
+        out = np.array(np.broadcast_to(a, shape))
+        with np.errstate(invalid="ignore"):
+            if lo is not None:
+                lo = np.broadcast_to(np.asarray(lo), shape)
+                mask = (out < lo) | np.isnan(lo)
+                out[mask] = lo[mask]
+            if hi is not None:
+                hi = np.broadcast_to(np.asarray(hi), shape)
+                mask = (out > hi) | np.isnan(hi)
+                out[mask] = hi[mask]
+        return out
 
     return emit(op, compute(op, run, (x, bounds[0], bounds[1])))

@@ -52,8 +52,20 @@ def _basic_key(key: Any, op: str) -> tuple[Any, ...] | None:
             return None
         if isinstance(item, np.integer):
             item = int(item)
+        elif isinstance(item, slice):
+            item = slice(*(_bound(p) for p in (item.start, item.stop, item.step)))
         out.append(item)
     return tuple(out)
+
+
+def _bound(part: Any) -> Any:
+    """A slice bound: None or anything with ``__index__`` (0-d integer arrays too)."""
+    if part is None or isinstance(part, int):
+        return part
+    try:
+        return operator.index(part)
+    except TypeError:
+        return part  # reported by _check_basic
 
 
 def _check_basic(key: tuple[Any, ...], shape: tuple[int, ...], op: str) -> None:

@@ -33,6 +33,8 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
         res = fn(base)
     except (ValueError, IndexError, TypeError) as exc:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    if not isinstance(res, np.ndarray):
+        res = base[...]  # numpy gives a scalar for some rank-0 results: the same view
     out = view_like(v, base, res, op)
     if out is None:  # pragma: no cover - every caller's fn returns a numpy view
         raise AssertionError(f"{op}: numpy returned a copy")
