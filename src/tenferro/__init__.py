@@ -30,6 +30,7 @@ from .guards import HostReadGuard, HostWriteGuard
 # The array API namespace: every public function of `tenferro.namespace`.
 from .namespace import *  # noqa: F403
 from .namespace import PUBLIC as _NAMESPACE_PUBLIC
+from .namespace import fft as fft
 from .placement import MemoryKind, Placement
 from .storage.group import AllocationGroup, DescriptorSlot
 from .storage.identity import AllocationDomainId, AllocationId, AllocationKey
@@ -125,3 +126,4 @@ __all__ = [
     "uint64",
 ]
 __all__ += _NAMESPACE_PUBLIC
+__all__ += ["fft"]

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from .. import _array_methods
+from . import _autoray
 from ._contraction import (
     diag as diag,
 )
@@ -506,3 +507,7 @@ __all__ = PUBLIC = [
     "zeros",
     "zeros_like",
 ]
+
+# autoray (quimb, cotengra) finds these functions as `tenferro.<name>`; a few of
+# its composed helpers need tenferro's spelling (see `_autoray`).
+_autoray.install()

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType, dtype_of_array
-from ..engine import default_engine
+from ..engine import CpuEngine, default_engine
+from ..engine import cpu as _cpu
 from ..engine._base import Reads
 from ..errors import BorrowError, ValidationError
 from ..guards import ExclusiveBorrow
@@ -36,9 +37,12 @@ __all__ = [
     "Reads",
     "binary_fast",
     "compute",
+    "derive_view",
+    "descriptor",
     "emit",
     "emit_kernel",
     "is_array",
+    "plain_pair",
     "read_all",
     "ufunc_into",
     "unary_fast",
@@ -67,6 +71,35 @@ def is_owner(x: Any) -> bool:
     return isinstance(x, Tensor)
 
 
+def plain_pair(a: Any, b: Any) -> bool:
+    """Two plain host tensors of one dtype (the engine's fast paths take them as they are)."""
+    return (
+        a.__class__ is Tensor
+        and b.__class__ is Tensor
+        and a._dtype is b._dtype
+        and a._st.__class__ is HostBuffer
+        and b._st.__class__ is HostBuffer
+    )
+
+
+def derive_view(x: Any, shape: Shape, strides: Shape, offset: int) -> Any:
+    """A view of ``x``'s buffer with the given descriptor (in elements of x's dtype).
+
+    ``x`` is a tensor (borrowed through `as_view`) or a view; the caller has
+    checked that every index the descriptor reaches lies inside ``x``.
+    """
+    v = x.as_view() if isinstance(x, Tensor) else x
+    return v._derive(shape, strides, offset)
+
+
+def descriptor(x: Any) -> tuple[Shape, Shape, int]:
+    """``(shape, strides, offset)`` of a tensor (compact column-major) or view."""
+    if isinstance(x, Tensor):
+        x._live("tenferro.__getitem__")
+        return x._shape, col_major_strides(x._shape), 0
+    return x._shape, x._strides, x._offset
+
+
 # ---------------------------------------------------------------------- outputs
 def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
     """Run ``kernel(nd)`` into a pooled output of the default engine; ``nd`` is F-ordered.
@@ -74,7 +107,7 @@ def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], A
     The kernel must write every element of ``nd``; a kernel that raises gives the
     buffer back to the pool.
     """
-    return default_engine().run(op, shape, dtype, kernel)
+    return _engine().run(op, shape, dtype, kernel)
 
 
 def emit(op: str, result: Array) -> Tensor:
@@ -90,7 +123,7 @@ def emit(op: str, result: Array) -> Tensor:
         # nd has res's shape: copyto writes every element.
         np.copyto(nd, res, casting="unsafe")
 
-    return default_engine().run(op, tuple(int(d) for d in res.shape), dt, kernel)
+    return _engine().run(op, tuple(int(d) for d in res.shape), dt, kernel)
 
 
 def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
@@ -102,7 +135,13 @@ def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
     return [reads.operand(x, op)[0] if isinstance(x, ARRAY_TYPES) else x for x in xs]
 
 
-def binary_fast(ufunc: Any, a: Any, b: Any, allowed: frozenset[DType], out_bool: bool) -> Any:
+def _engine() -> CpuEngine:
+    # `default_engine()` inlined: the thread's current engine (`with eng:`), if any.
+    eng = _cpu._state.current
+    return eng if eng is not None else default_engine()
+
+
+def binary_fast(ufunc: Any, a: Any, b: Any, allowed: tuple[DType, ...], out_bool: bool) -> Any:
     """The hot path of a binary ufunc: two plain host tensors of one shape and dtype.
 
     The same steps as the engine's own binary fast path (pin both, check for a
@@ -130,7 +169,9 @@ def binary_fast(ufunc: Any, a: Any, b: Any, allowed: frozenset[DType], out_bool:
             return None  # the general path refuses it with the borrow's message
         fa = sa.flat
         n = len(fa)
-        eng = default_engine()
+        eng = _cpu._state.current
+        if eng is None:
+            eng = default_engine()
         pool = eng._pool
         out_dt = _BOOL if out_bool else dt
         owner = pool.acquire(out_dt.numpy, n)
@@ -152,7 +193,7 @@ def binary_fast(ufunc: Any, a: Any, b: Any, allowed: frozenset[DType], out_bool:
         _reading.remove(pin)
 
 
-def unary_fast(ufunc: Any, x: Any, allowed: frozenset[DType]) -> Any:
+def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
     """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
     if x.__class__ is not Tensor:
         return None
@@ -166,7 +207,9 @@ def unary_fast(ufunc: Any, x: Any, allowed: frozenset[DType]) -> Any:
             return None
         fa = st.flat
         n = len(fa)
-        eng = default_engine()
+        eng = _cpu._state.current
+        if eng is None:
+            eng = default_engine()
         pool = eng._pool
         owner = pool.acquire(fa.dtype, n)
         flat = owner if len(owner) == n else owner[:n]
@@ -197,7 +240,7 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
 
-        return default_engine().run(op, shape, dtype, kernel)
+        return _engine().run(op, shape, dtype, kernel)
 
 
 def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:

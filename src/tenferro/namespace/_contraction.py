@@ -14,14 +14,18 @@ from typing import Any
 
 import numpy as np
 
+from ..dtype import DType
 from ..engine import default_engine
 from ..errors import ValidationError
-from ._adapter import ARRAY_TYPES, compute, emit
+from ._adapter import ARRAY_TYPES, compute, emit, plain_pair
 from ._core import check_array, check_category, normalize_axis, operand_dtype
 from ._creation import astype
 
 # numpy's stubs cannot type some calls with runtime-chosen arguments.
 _np: Any = np
+
+
+_BLAS = (DType.F64, DType.F32, DType.C64, DType.C32)
 
 
 def _promoted(arrays: tuple[Any, ...], op: str) -> tuple[Any, ...]:
@@ -33,6 +37,8 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     """The matrix product with the array API's rules (1-D operands, leading batch axes
     broadcast). Ownership: **computes** a pooled output."""
     op = "tenferro.matmul"
+    if plain_pair(x1, x2) and x1.ndim == 2 and x2.ndim == 2 and x1.dtype in _BLAS:
+        return default_engine().matmul(x1, x2)  # it checks the shapes itself
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
     check_category(op, x1.dtype, "numeric")

@@ -112,7 +112,8 @@ def _result(rule: str, dt: DType) -> DType:
 
 def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..., Any]:
     op = f"tenferro.{name}"
-    allowed = CATEGORIES[category]
+    # A tuple: `in` compares enum members by identity (a frozenset would hash them).
+    allowed = tuple(CATEGORIES[category])
     identity = name in _INTEGER_IDENTITY
     same = rule == "same"
 
@@ -140,7 +141,7 @@ def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[...
 
 def _make_binary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..., Any]:
     op = f"tenferro.{name}"
-    allowed = CATEGORIES[category]
+    allowed = tuple(CATEGORIES[category])
     out_bool = rule == "bool"
 
     def fn(x1: Any, x2: Any, /) -> Any:

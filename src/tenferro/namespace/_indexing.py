@@ -21,11 +21,11 @@ from ._adapter import (
     ARRAY_TYPES,
     Reads,
     compute,
+    derive_view,
+    descriptor,
     emit,
     read_all,
     shares_buffer,
-    view_base,
-    view_like,
     write,
 )
 from ._core import check_array, is_py_scalar, normalize_axis, scalar_dtype, scalar_to
@@ -111,15 +111,44 @@ def getitem(x: Any, key: Any) -> Any:
     op = "tenferro.__getitem__"
     basic = _basic_key(key, op)
     if basic is not None:
-        _check_basic(basic, x.shape, op)
-        v, base = view_base(x, op)
-        full = basic if Ellipsis in basic else (*basic, Ellipsis)
-        res = base[full]
-        out = view_like(v, base, res, op)
-        if out is None:  # pragma: no cover - basic indexing always gives a numpy view
-            raise AssertionError(op)
-        return out
+        check_array(x, op)
+        shape, strides, offset = descriptor(x)
+        _check_basic(basic, shape, op)
+        return derive_view(x, *_select(basic, shape, strides, offset))
     return _advanced(x, key, op)
+
+
+def _select(
+    key: tuple[Any, ...], shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The descriptor ``x[key]`` selects, for a checked basic key (numpy's rules)."""
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if Ellipsis in key:
+        pos = key.index(Ellipsis)
+        key = key[:pos] + (slice(None),) * (len(shape) - n_real) + key[pos + 1 :]
+    else:
+        key = key + (slice(None),) * (len(shape) - n_real)
+    out_shape: list[int] = []
+    out_strides: list[int] = []
+    axis = 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+            continue
+        dim = shape[axis]
+        stride = strides[axis]
+        axis += 1
+        if isinstance(k, slice):
+            start, stop, step = k.indices(dim)
+            length = len(range(start, stop, step))
+            if length:
+                offset += start * stride
+            out_shape.append(length)
+            out_strides.append(stride * step)
+        else:
+            offset += (k % dim) * stride
+    return tuple(out_shape), tuple(out_strides), offset
 
 
 def _np_key(key: Any, op: str) -> tuple[Any, list[Any]]:

@@ -154,7 +154,7 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
     """The ``n``-th discrete difference along ``axis``. Ownership: **computes**."""
     op = "tenferro.diff"
     check_array(x, op)
-    check_category(op, x.dtype, "real")
+    check_category(op, x.dtype, "numeric")
     ax = normalize_axis(axis, x.ndim, op)
     kw: dict[str, Any] = {}
 
