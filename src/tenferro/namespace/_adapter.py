@@ -230,6 +230,45 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         _reading.remove(st)
 
 
+def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
+    """``reduce(all elements)`` of a plain host tensor as a rank-0 pooled tensor, or None.
+
+    For reductions whose result has the input's dtype and that accept empty
+    input (sums, products).
+    """
+    if x.__class__ is not Tensor:
+        return None
+    st = x._st
+    dt = x._dtype
+    if st.__class__ is not HostBuffer or dt not in allowed:
+        return None
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        fa = st.flat
+        eng = _cpu._state.current
+        if eng is None:
+            eng = default_engine()
+        pool = eng._pool
+        owner = pool.acquire(fa.dtype, 1)
+        flat = owner if len(owner) == 1 else owner[:1]
+        try:
+            flat[0] = reduce(fa)  # the one element of the output
+        except BaseException:
+            del flat
+            pool.recycle(owner, 0)
+            raise
+        t: Tensor = _new(Tensor)
+        t._shape = ()
+        t._dtype = dt
+        t._st = HostBuffer(owner, flat, eng._recycler)
+        t._moved = None
+        return t
+    finally:
+        _reading.remove(st)
+
+
 def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
     """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output."""
     with Reads() as reads:
@@ -239,6 +278,23 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             # The operands broadcast to nd's shape: the ufunc writes all of nd.
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
+
+        return _engine().run(op, shape, dtype, kernel)
+
+
+def compute_into(
+    op: str, shape: Shape, dtype: DType, fn: Callable[..., Any], xs: tuple[Any, ...]
+) -> Tensor:
+    """``fn(nd, *values)`` writing a pooled output ``nd`` of ``shape`` (F-ordered).
+
+    ``fn`` must write every element of ``nd`` (numpy's reductions with ``out=``
+    do); the arrays of ``xs`` are read without copying for the call's duration.
+    """
+    with Reads() as reads:
+        vals = read_all(reads, xs, op)
+
+        def kernel(nd: Array) -> None:
+            fn(nd, *vals)
 
         return _engine().run(op, shape, dtype, kernel)
 

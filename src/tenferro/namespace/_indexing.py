@@ -109,21 +109,45 @@ def _check_basic(key: tuple[Any, ...], shape: tuple[int, ...], op: str) -> None:
 def getitem(x: Any, key: Any) -> Any:
     """``x[key]``. Basic keys **borrow** (a view); array and mask keys **copy** (counted)."""
     op = "tenferro.__getitem__"
+    items = key if key.__class__ is tuple else (key,)
+    if all(i.__class__ in _PLAIN for i in items):
+        # The common case (ints, slices of ints, None, ...): checked while selecting.
+        shape, strides, offset = descriptor(x)
+        return derive_view(x, *_select(items, shape, strides, offset, op))
     basic = _basic_key(key, op)
     if basic is not None:
         check_array(x, op)
         shape, strides, offset = descriptor(x)
-        _check_basic(basic, shape, op)
-        return derive_view(x, *_select(basic, shape, strides, offset))
+        return derive_view(x, *_select(basic, shape, strides, offset, op))
     return _advanced(x, key, op)
 
 
+_PLAIN = (int, slice, type(None), type(Ellipsis))
+
+
 def _select(
-    key: tuple[Any, ...], shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+    key: tuple[Any, ...], shape: tuple[int, ...], strides: tuple[int, ...], offset: int, op: str
 ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """The descriptor ``x[key]`` selects, for a checked basic key (numpy's rules)."""
-    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if Ellipsis in key:
+    """The descriptor ``x[key]`` selects for a basic key (numpy's rules), checking it.
+
+    Nothing is created before the checks pass, so a refused key changes nothing.
+    """
+    n_real = 0
+    n_ell = 0
+    for k in key:
+        if k is Ellipsis:
+            n_ell += 1
+        elif k is not None:
+            n_real += 1
+    if n_ell > 1:
+        raise ValidationError(op, "an index can have only one ellipsis", kind="INVALID_INDEX")
+    if n_real > len(shape):
+        raise IndexOutOfRangeError(
+            op,
+            f"too many indices ({n_real}) for an array of rank {len(shape)}",
+            kind="INVALID_INDEX",
+        )
+    if n_ell:
         pos = key.index(Ellipsis)
         key = key[:pos] + (slice(None),) * (len(shape) - n_real) + key[pos + 1 :]
     else:
@@ -140,13 +164,24 @@ def _select(
         stride = strides[axis]
         axis += 1
         if isinstance(k, slice):
-            start, stop, step = k.indices(dim)
+            if k.step == 0:
+                raise ValidationError(op, "slice step cannot be zero", kind="INVALID_INDEX")
+            try:
+                start, stop, step = k.indices(dim)
+            except TypeError:
+                raise ValidationError(
+                    op, f"slice entries must be ints, got {k!r}", kind="INVALID_INDEX"
+                ) from None
             length = len(range(start, stop, step))
             if length:
                 offset += start * stride
             out_shape.append(length)
             out_strides.append(stride * step)
         else:
+            if not -dim <= k < dim:
+                raise IndexOutOfRangeError(
+                    op, f"index {k} is out of range for an axis of size {dim}", index=k, size=dim
+                )
             offset += (k % dim) * stride
     return tuple(out_shape), tuple(out_strides), offset
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
-from ._adapter import compute, emit
+from ._adapter import compute, compute_into, emit, reduce_all_fast
 from ._core import (
     axes_tuple,
     check_array,
@@ -27,44 +27,64 @@ from ._core import (
 _np: Any = np
 
 
-def _reduce(op: str, x: Any, fn: Any, axis: Any, category: str, **kw: Any) -> Any:
+_FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
+
+
+def _reduce(
+    op: str, x: Any, fn: Any, axis: Any, category: str, out: DType | None = None, **kw: Any
+) -> Any:
+    """``fn(x, axis=..., out=...)`` written straight into a pooled output."""
     check_array(x, op)
-    check_category(op, x.dtype, category)
+    dt = x.dtype
+    check_category(op, dt, category)
     axes = axes_tuple(axis, x.ndim, op)
+    keep = kw.get("keepdims", False)
+    reduced = range(x.ndim) if axes is None else axes
+    shape = tuple(
+        1 if i in reduced else d for i, d in enumerate(x.shape) if keep or i not in reduced
+    )
+
+    def kernel(nd: Any, a: Any) -> None:
+        # A reduction with out= writes every element of its output.
+        fn(a, axis=axes, out=nd, **kw)
+
     try:
-        return emit(op, compute(op, lambda a: np.asarray(fn(a, axis=axes, **kw)), (x,)))
+        return compute_into(op, shape, out or dt, kernel, (x,))
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
 
-def _sum_dtype(x: Any, dtype: Any, op: str) -> Any:
+def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
+    """The standard's default accumulation dtype: int64/uint64 for integers and bools."""
     want = dtype_arg(dtype, op)
     if want is not None:
-        return want.numpy
-    dt = x.dtype
+        return want
+    dt: DType = x.dtype
     if dt is DType.BOOL or (dt.is_integer and not dt.is_unsigned):
-        return np.int64
+        return DType.I64
     if dt.is_unsigned:
-        return np.uint64
-    return dt.numpy
+        return DType.U64
+    return dt
 
 
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    if axis is None and dtype is None and not keepdims:
+        r = reduce_all_fast(np.add.reduce, x, _FLOATING)
+        if r is not None:
+            return r
     check_array(x, op)
-    return _reduce(
-        op, x, np.sum, axis, "numeric", dtype=_sum_dtype(x, dtype, op), keepdims=keepdims
-    )
+    dt = _sum_dtype(x, dtype, op)
+    return _reduce(op, x, np.sum, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
 
 
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
     check_array(x, op)
-    return _reduce(
-        op, x, np.prod, axis, "numeric", dtype=_sum_dtype(x, dtype, op), keepdims=keepdims
-    )
+    dt = _sum_dtype(x, dtype, op)
+    return _reduce(op, x, np.prod, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
 
 
 def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
@@ -108,7 +128,7 @@ def _cumulative(
             )
         axis = 0
     ax = normalize_axis(axis, builtins_max(x.ndim, 1), op)
-    dt = _sum_dtype(x, dtype, op)
+    dt = _sum_dtype(x, dtype, op).numpy
 
     def run(a: Any) -> Any:
         r = fn(a, axis=ax, dtype=dt)
@@ -142,12 +162,12 @@ def cumulative_prod(
 # ---------------------------------------------------------------------- utility
 def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     """True where every element along ``axis`` is non-zero. Ownership: **computes**."""
-    return _reduce("tenferro.all", x, np.all, axis, "any", keepdims=keepdims)
+    return _reduce("tenferro.all", x, np.all, axis, "any", DType.BOOL, keepdims=keepdims)
 
 
 def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     """True where some element along ``axis`` is non-zero. Ownership: **computes**."""
-    return _reduce("tenferro.any", x, np.any, axis, "any", keepdims=keepdims)
+    return _reduce("tenferro.any", x, np.any, axis, "any", DType.BOOL, keepdims=keepdims)
 
 
 def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
