@@ -180,8 +180,8 @@ def binary_fast(ufunc: Any, a: Any, b: Any, allowed: tuple[DType, ...], out_bool
             # Both inputs hold exactly n elements: the ufunc writes all of flat.
             ufunc(fa, sb.flat, out=flat)
         except BaseException:
-            del flat
-            pool.recycle(owner, 0)
+            # Dropped, never pooled: a traceback keeps this frame's `owner`.
+            del flat, owner
             raise
         t: Tensor = _new(Tensor)
         t._shape = shape
@@ -189,6 +189,11 @@ def binary_fast(ufunc: Any, a: Any, b: Any, allowed: tuple[DType, ...], out_bool
         t._st = HostBuffer(owner, flat, eng._recycler)
         t._moved = None
         return t
+    except BaseException:
+        # A traceback keeps `fa`, an operand's internal array: never pool the
+        # operands' buffers (the engine's hot paths do the same).
+        sa.recycler = sb.recycler = None
+        raise
     finally:
         _reading.remove(pin)
 
@@ -217,8 +222,7 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
             # The input holds exactly n elements: the ufunc writes all of flat.
             ufunc(fa, out=flat)
         except BaseException:
-            del flat
-            pool.recycle(owner, 0)
+            del flat, owner  # dropped, never pooled (see binary_fast)
             raise
         t: Tensor = _new(Tensor)
         t._shape = x._shape
@@ -226,6 +230,9 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         t._st = HostBuffer(owner, flat, eng._recycler)
         t._moved = None
         return t
+    except BaseException:
+        st.recycler = None  # see binary_fast
+        raise
     finally:
         _reading.remove(st)
 
@@ -256,8 +263,7 @@ def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         try:
             flat[0] = reduce(fa)  # the one element of the output
         except BaseException:
-            del flat
-            pool.recycle(owner, 0)
+            del flat, owner  # dropped, never pooled (see binary_fast)
             raise
         t: Tensor = _new(Tensor)
         t._shape = ()
@@ -265,6 +271,9 @@ def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         t._st = HostBuffer(owner, flat, eng._recycler)
         t._moved = None
         return t
+    except BaseException:
+        st.recycler = None  # see binary_fast
+        raise
     finally:
         _reading.remove(st)
 
