@@ -139,3 +139,12 @@ def test_a_tensor_under_an_exclusive_borrow_cannot_be_read_by_namespace_function
     t = tfr.asarray([1.0, 2.0])
     with t.map_write(), pytest.raises(tfr.BorrowError):
         tfr.sum(t)
+
+
+def test_asarray_of_a_read_guard_is_a_counted_copy() -> None:
+    t = tfr.asarray([1.0, 2.0])
+    with t.map_read() as guard:
+        before = tfr.copy_stats().copies
+        c = tfr.asarray(guard)
+        assert tfr.copy_stats().copies == before + 1
+    np.testing.assert_array_equal(np.asarray(c), [1.0, 2.0])

@@ -107,8 +107,11 @@ def asarray(
             return _copy_array(obj, op)
         return obj
     if isinstance(obj, np.ndarray) or (
-        hasattr(obj, "__array_interface__") and not isinstance(obj, (list, tuple))
+        not isinstance(obj, (list, tuple))
+        and (hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"))
     ):
+        # Another library's array (or a tenferro guard): numpy's view of its memory,
+        # adopted when that is writable, else a counted copy like any numpy array.
         return _from_numpy(np.asarray(obj), want, copy, op)
     if hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
         return from_dlpack(obj, copy=copy)
