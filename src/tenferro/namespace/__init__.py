@@ -215,6 +215,31 @@ from ._manipulation import (
 from ._manipulation import (
     unstack as unstack,
 )
+from ._numpy_style import ALIASES as _ALIASES
+from ._numpy_style import (
+    allclose as allclose,
+)
+from ._numpy_style import (
+    ascontiguousarray as ascontiguousarray,
+)
+from ._numpy_style import (
+    asfortranarray as asfortranarray,
+)
+from ._numpy_style import (
+    complex as complex,
+)
+from ._numpy_style import (
+    copy as copy,
+)
+from ._numpy_style import (
+    isclose as isclose,
+)
+from ._numpy_style import (
+    pad as pad,
+)
+from ._numpy_style import (
+    ravel as ravel,
+)
 from ._reductions import (
     all as all,
 )
@@ -357,6 +382,17 @@ subtract: Any = _FUNCTIONS["subtract"]
 #: numpy's spelling, for autoray's numpy-style callers.
 array = asarray
 concatenate = concat
+absolute: Any = _ALIASES["absolute"]
+arccos: Any = _ALIASES["arccos"]
+arccosh: Any = _ALIASES["arccosh"]
+arcsin: Any = _ALIASES["arcsin"]
+arcsinh: Any = _ALIASES["arcsinh"]
+arctan: Any = _ALIASES["arctan"]
+arctan2: Any = _ALIASES["arctan2"]
+arctanh: Any = _ALIASES["arctanh"]
+conjugate: Any = _ALIASES["conjugate"]
+power: Any = _ALIASES["power"]
+true_divide: Any = _ALIASES["true_divide"]
 
 _array_methods.register(sys.modules[__name__])
 
@@ -364,17 +400,28 @@ _array_methods.register(sys.modules[__name__])
 __all__ = PUBLIC = [
     "__array_namespace_info__",
     "abs",
+    "absolute",
     "acos",
     "acosh",
     "add",
     "all",
+    "allclose",
     "any",
     "arange",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
     "argmax",
     "argmin",
     "argsort",
     "array",
     "asarray",
+    "ascontiguousarray",
+    "asfortranarray",
     "asin",
     "asinh",
     "astype",
@@ -392,9 +439,12 @@ __all__ = PUBLIC = [
     "can_cast",
     "ceil",
     "clip",
+    "complex",
     "concat",
     "concatenate",
     "conj",
+    "conjugate",
+    "copy",
     "copysign",
     "cos",
     "cosh",
@@ -425,6 +475,7 @@ __all__ = PUBLIC = [
     "hypot",
     "iinfo",
     "imag",
+    "isclose",
     "isdtype",
     "isfinite",
     "isinf",
@@ -459,10 +510,13 @@ __all__ = PUBLIC = [
     "ones",
     "ones_like",
     "outer",
+    "pad",
     "permute_dims",
     "positive",
     "pow",
+    "power",
     "prod",
+    "ravel",
     "real",
     "reciprocal",
     "remainder",
@@ -495,6 +549,7 @@ __all__ = PUBLIC = [
     "transpose",
     "tril",
     "triu",
+    "true_divide",
     "trunc",
     "unique_all",
     "unique_counts",
