@@ -27,6 +27,46 @@ from ._core import (
 
 Shape = tuple[int, ...]
 
+
+def _floor_divide(a: Any, b: Any, out: Any, casting: Any = "same_kind") -> None:
+    """numpy's ``floor_divide``, with the standard's special cases for infinities.
+
+    numpy computes ``inf // 2`` as NaN and ``1 // -inf`` as -1; the standard says
+    ``inf`` and ``-0``: those elements are ``floor(a / b)``.
+    """
+    if out.dtype.kind != "f":
+        np.floor_divide(a, b, out=out, casting=casting)
+        return
+    with np.errstate(invalid="ignore"):
+        # The NaNs numpy would warn about are the special cases replaced below.
+        np.floor_divide(a, b, out=out, casting=casting)
+        special = (np.isinf(a) & np.isfinite(b) & (b != 0)) | (np.isfinite(a) & np.isinf(b))
+        if special.any():
+            np.copyto(out, np.floor(np.divide(a, b)), casting=casting, where=special)
+
+
+_floor_divide.__name__ = "floor_divide"
+
+
+def _expm1(a: Any, out: Any, casting: Any = "same_kind") -> None:
+    """numpy's ``expm1``; for complex input ``exp(z) - 1`` without cancellation,
+    whose special values (infinite or NaN parts) follow the standard."""
+    if out.dtype.kind != "c":
+        np.expm1(a, out=out, casting=casting)
+        return
+    with np.errstate(all="ignore"):
+        x = a.real
+        y = a.imag
+        half = np.sin(y / 2)
+        res = np.expm1(x) * np.cos(y) - 2 * half * half + 1j * (np.exp(x) * np.sin(y))
+        finite = np.isfinite(a)
+        if not finite.all():
+            res = np.where(finite, res, np.exp(a) - 1)
+        np.copyto(out, res, casting="unsafe")
+
+
+_expm1.__name__ = "expm1"
+
 # Result rules: "same" (the promoted dtype), "bool", "real" (complex -> its real type).
 _UNARY: list[tuple[str, Any, str, str]] = [
     ("abs", np.absolute, "numeric", "real"),
@@ -42,7 +82,7 @@ _UNARY: list[tuple[str, Any, str, str]] = [
     ("cos", np.cos, "floating", "same"),
     ("cosh", np.cosh, "floating", "same"),
     ("exp", np.exp, "floating", "same"),
-    ("expm1", np.expm1, "floating", "same"),
+    ("expm1", _expm1, "floating", "same"),
     ("floor", np.floor, "real numeric", "same"),
     ("isfinite", np.isfinite, "numeric", "bool"),
     ("isinf", np.isinf, "numeric", "bool"),
@@ -78,7 +118,7 @@ _BINARY: list[tuple[str, Any, str, str]] = [
     ("copysign", np.copysign, "real floating", "same"),
     ("divide", np.true_divide, "floating", "same"),
     ("equal", np.equal, "any", "bool"),
-    ("floor_divide", np.floor_divide, "real numeric", "same"),
+    ("floor_divide", _floor_divide, "real numeric", "same"),
     ("greater", np.greater, "real numeric", "bool"),
     ("greater_equal", np.greater_equal, "real numeric", "bool"),
     ("hypot", np.hypot, "real floating", "same"),
