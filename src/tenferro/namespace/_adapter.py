@@ -35,7 +35,7 @@ from ..view import TensorView, TensorViewMut, _ViewBase
 __all__ = [
     "ARRAY_TYPES",
     "Reads",
-    "binary_fast",
+    "binary_function",
     "compute",
     "derive_view",
     "descriptor",
@@ -141,61 +141,73 @@ def _engine() -> CpuEngine:
     return eng if eng is not None else default_engine()
 
 
-def binary_fast(ufunc: Any, a: Any, b: Any, allowed: tuple[DType, ...], out_bool: bool) -> Any:
-    """The hot path of a binary ufunc: two plain host tensors of one shape and dtype.
+def binary_function(
+    ufunc: Any, allowed: tuple[DType, ...], out_bool: bool, general: Callable[[Any, Any], Any]
+) -> Callable[..., Any]:
+    """A binary elementwise function: the engine's hot path inlined, else ``general``.
 
-    The same steps as the engine's own binary fast path (pin both, check for a
-    writer, take a pooled buffer, one ufunc call); None when it does not apply.
+    The hot path takes two plain host tensors of one shape and an ``allowed``
+    dtype through the same steps as the engine's own binary fast path (pin both,
+    check for a writer, take a pooled buffer, one ufunc call); anything else
+    (views, scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
     """
-    if a.__class__ is not Tensor or b.__class__ is not Tensor:
-        return None
-    sa = a._st
-    sb = b._st
-    dt = a._dtype
-    if (
-        sa.__class__ is not HostBuffer
-        or sb.__class__ is not HostBuffer
-        or dt is not b._dtype
-        or dt not in allowed
-    ):
-        return None
-    shape = a._shape
-    if shape != b._shape:
-        return None
-    pin = (sa, sb)
-    _reading.append(pin)
-    try:
-        if sa.exclusive is not None or sb.exclusive is not None:
-            return None  # the general path refuses it with the borrow's message
-        fa = sa.flat
-        n = len(fa)
-        eng = _cpu._state.current
-        if eng is None:
-            eng = default_engine()
-        pool = eng._pool
-        out_dt = _BOOL if out_bool else dt
-        owner = pool.acquire(out_dt.numpy, n)
-        flat = owner if len(owner) == n else owner[:n]
-        try:
-            # Both inputs hold exactly n elements: the ufunc writes all of flat.
-            ufunc(fa, sb.flat, out=flat)
-        except BaseException:
-            # Dropped, never pooled: a traceback keeps this frame's `owner`.
-            del flat, owner
-            raise
-        t: Tensor = _new(Tensor)
-        t._shape = shape
-        t._dtype = out_dt
-        t._st = HostBuffer(owner, flat, eng._recycler)
-        t._moved = None
-        return t
-    except BaseException:
-        # A traceback keeps `fa`, an operand's internal array: never pool the
-        # operands' buffers (the engine's hot paths do the same).
-        sa.recycler = sb.recycler = None
-        raise
-    finally:
-        _reading.remove(pin)
+    if ufunc is np.maximum or ufunc is np.minimum:
+        # numpy deprecates a positional out= for these two.
+        def call(a: Any, b: Any, out: Any) -> Any:
+            return ufunc(a, b, out=out)
+    else:
+        call = ufunc
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        if x1.__class__ is Tensor and x2.__class__ is Tensor:
+            sa = x1._st
+            sb = x2._st
+            dt = x1._dtype
+            if (
+                sa.__class__ is HostBuffer
+                and sb.__class__ is HostBuffer
+                and dt is x2._dtype
+                and dt in allowed
+            ):
+                shape = x1._shape
+                if shape == x2._shape:
+                    pin = (sa, sb)
+                    _reading.append(pin)
+                    try:
+                        if sa.exclusive is None and sb.exclusive is None:
+                            fa = sa.flat
+                            n = len(fa)
+                            eng = _cpu._state.current
+                            if eng is None:
+                                eng = default_engine()
+                            pool = eng._pool
+                            out_dt = _BOOL if out_bool else dt
+                            owner = pool.acquire(out_dt.numpy, n)
+                            flat = owner if len(owner) == n else owner[:n]
+                            try:
+                                # Both inputs hold exactly n elements: the ufunc
+                                # writes all of flat.
+                                call(fa, sb.flat, flat)
+                            except BaseException:
+                                # Dropped, never pooled: a traceback keeps `owner`.
+                                del flat, owner
+                                raise
+                            t: Tensor = _new(Tensor)
+                            t._shape = shape
+                            t._dtype = out_dt
+                            t._st = HostBuffer(owner, flat, eng._recycler)
+                            t._moved = None
+                            return t
+                    except BaseException:
+                        # A traceback keeps `fa`, an operand's internal array: never
+                        # pool the operands' buffers (the engine's hot paths do the same).
+                        sa.recycler = sb.recycler = None
+                        raise
+                    finally:
+                        _reading.remove(pin)
+        return general(x1, x2)
+
+    return fn
 
 
 def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
@@ -222,7 +234,7 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
             # The input holds exactly n elements: the ufunc writes all of flat.
             ufunc(fa, out=flat)
         except BaseException:
-            del flat, owner  # dropped, never pooled (see binary_fast)
+            del flat, owner  # dropped, never pooled (see binary_function)
             raise
         t: Tensor = _new(Tensor)
         t._shape = x._shape
@@ -231,7 +243,7 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         t._moved = None
         return t
     except BaseException:
-        st.recycler = None  # see binary_fast
+        st.recycler = None  # see binary_function
         raise
     finally:
         _reading.remove(st)
@@ -263,7 +275,7 @@ def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         try:
             flat[0] = reduce(fa)  # the one element of the output
         except BaseException:
-            del flat, owner  # dropped, never pooled (see binary_fast)
+            del flat, owner  # dropped, never pooled (see binary_function)
             raise
         t: Tensor = _new(Tensor)
         t._shape = ()
@@ -272,7 +284,7 @@ def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         t._moved = None
         return t
     except BaseException:
-        st.recycler = None  # see binary_fast
+        st.recycler = None  # see binary_function
         raise
     finally:
         _reading.remove(st)

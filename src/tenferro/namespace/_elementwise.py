@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import CATEGORIES, DType
-from ._adapter import ARRAY_TYPES, binary_fast, compute, emit, ufunc_into, unary_fast
+from ._adapter import ARRAY_TYPES, binary_function, compute, emit, ufunc_into, unary_fast
 from ._core import (
     broadcast_shapes,
     check_array,
@@ -142,6 +142,25 @@ _BINARY: list[tuple[str, Any, str, str]] = [
 _INTEGER_IDENTITY = frozenset({"ceil", "floor", "trunc", "round"})
 
 
+# The dtypes most code uses first: the fast paths test membership in a tuple,
+# where a hit on the first entries costs one identity compare (an enum member
+# compared by `==` or hashed for a set costs several times more).
+_COMMON_FIRST: tuple[DType, ...] = (
+    DType.F64,
+    DType.F32,
+    DType.C64,
+    DType.C32,
+    DType.I64,
+    DType.I32,
+    DType.BOOL,
+)
+_COMMON_FIRST += tuple(d for d in DType if d not in _COMMON_FIRST)
+
+
+def _fast_tuple(category: str) -> tuple[DType, ...]:
+    return tuple(d for d in _COMMON_FIRST if d in CATEGORIES[category])
+
+
 def _result(rule: str, dt: DType) -> DType:
     if rule == "bool":
         return DType.BOOL
@@ -152,8 +171,7 @@ def _result(rule: str, dt: DType) -> DType:
 
 def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..., Any]:
     op = f"tenferro.{name}"
-    # A tuple: `in` compares enum members by identity (a frozenset would hash them).
-    allowed = tuple(CATEGORIES[category])
+    allowed = _fast_tuple(category)
     identity = name in _INTEGER_IDENTITY
     same = rule == "same"
 
@@ -181,14 +199,13 @@ def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[...
 
 def _make_binary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..., Any]:
     op = f"tenferro.{name}"
-    allowed = tuple(CATEGORIES[category])
+    allowed = _fast_tuple(category)
     out_bool = rule == "bool"
 
-    def fn(x1: Any, x2: Any, /) -> Any:
-        r = binary_fast(ufunc, x1, x2, allowed, out_bool)
-        if r is not None:
-            return r
+    def general(x1: Any, x2: Any) -> Any:
         return binary(op, ufunc, category, rule, x1, x2)
+
+    fn = binary_function(ufunc, allowed, out_bool, general)
 
     fn.__name__ = name
     fn.__qualname__ = name
