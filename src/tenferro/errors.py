@@ -16,9 +16,11 @@ __all__ = [
     "DeviceAccessError",
     "GroupError",
     "HostAccessError",
+    "IndexOutOfRangeError",
     "InteropError",
     "MovedTensorError",
     "OutOfMemoryError",
+    "PromotionError",
     "ReinterpretError",
     "RootImportError",
     "RuntimeStateError",
@@ -132,3 +134,15 @@ class OutOfMemoryError(TenferroError, MemoryError):
     """An allocation could not be satisfied (no memory or no space left); also a MemoryError."""
 
     default_kind = "OUT_OF_MEMORY"
+
+
+class PromotionError(ValidationError, TypeError):
+    """Operand dtypes have no common type under the array API's rules (also a TypeError)."""
+
+    default_kind = "NO_PROMOTION"
+
+
+class IndexOutOfRangeError(ValidationError, IndexError):
+    """An index names an element outside an axis (also an IndexError)."""
+
+    default_kind = "INDEX_OUT_OF_RANGE"
