@@ -73,7 +73,10 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
     if value is not None:
         try:
             npd = np.dtype(value)
-        except (TypeError, ValueError):
+        except Exception:
+            # numpy parses some strings as Python literals ("09", "(o,K" raise
+            # SyntaxError) and calls arbitrary objects' ``dtype`` attributes: whatever it
+            # cannot read is not a dtype tenferro stores.
             npd = None
     found = _FROM_NUMPY.get(npd) if npd is not None else None
     if found is None:

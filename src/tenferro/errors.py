@@ -18,6 +18,7 @@ __all__ = [
     "HostAccessError",
     "InteropError",
     "MovedTensorError",
+    "OutOfMemoryError",
     "ReinterpretError",
     "RootImportError",
     "RuntimeStateError",
@@ -125,3 +126,9 @@ class InteropError(TenferroError, BufferError):
     """A DLPack export or import cannot honour the request without a copy (a BufferError)."""
 
     default_kind = "INTEROP"
+
+
+class OutOfMemoryError(TenferroError, MemoryError):
+    """An allocation could not be satisfied (also a `MemoryError`, like CuPy's)."""
+
+    default_kind = "OUT_OF_MEMORY"

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
+from .alloc import ALLOCATION_FAILURES, host_empty, out_of_memory
 from .borrow import _WriteMemory, as_memoryview
-from .copies import record_copy
+from .copies import check_copy, count_copy, record_copy
 from .dtype import DType, as_dtype, dtype_of_array
 from .errors import (
     BorrowError,
@@ -166,8 +167,10 @@ class Tensor:
             )
         sh = normalize_shape(shape, op, dt.itemsize)
         _check_length(op, sh, arr.shape[0])
-        record_copy(op, arr.shape[0] * dt.itemsize)
-        return _col_major_copy(sh, dt, arr.reshape(sh))
+        check_copy(op, arr.shape[0] * dt.itemsize)
+        t = _col_major_copy(sh, dt, arr.reshape(sh), op)
+        count_copy(arr.shape[0] * dt.itemsize)  # once made: a failed allocation copies nothing
+        return t
 
     # ------------------------------------------------------------------ state checks
     def _live(self, op: str) -> Any:
@@ -296,9 +299,10 @@ class Tensor:
         buf, offset = self._resolve(op, mapped)
         if buf.exclusive is not None:
             buf.check_shared(op)
-        record_copy(op, self.nbytes)
-        flat = np.empty(shape_size(self._shape), dtype=self._dtype.numpy)
+        check_copy(op, self.nbytes)
+        flat = host_empty(op, shape_size(self._shape), self._dtype.numpy)
         np.copyto(flat, self._alias_in(buf, offset, op))
+        count_copy(self.nbytes)  # once made: a refused borrow copies nothing
         return flat
 
     def _read_array(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
@@ -345,21 +349,37 @@ class Tensor:
         op = "Tensor.__array__"
         self._live(op)
         # Decide (and raise) before borrowing: a traceback would keep the alias alive.
-        convert = dtype is not None and np.dtype(dtype) != self._dtype.numpy
+        if dtype is not None:
+            dtype = _numpy_dtype(op, dtype)
+        convert = dtype is not None and dtype != self._dtype.numpy
         if convert and copy is False:
             raise ValidationError(
                 op,
-                f"converting {self._dtype.name} to {np.dtype(dtype)} needs a copy but "
+                f"converting {self._dtype.name} to {dtype} needs a copy but "
                 "copy=False was given; pass copy=None or convert with the engine",
                 kind="COPY_REQUIRED",
             )
         if convert:
-            nbytes = shape_size(self._shape) * np.dtype(dtype).itemsize
-            record_copy(f"{op}(dtype={np.dtype(dtype)})", nbytes)
-            return self._read_array(op).astype(dtype, order="F")
+            nbytes = shape_size(self._shape) * dtype.itemsize
+            cop = f"{op}(dtype={dtype})"
+            # Counted once made: a cast numpy refuses copies nothing.
+            check_copy(cop, nbytes)
+            try:
+                converted = self._read_array(op).astype(dtype, order="F")
+            except (TypeError, ValueError) as exc:
+                raise ValidationError(
+                    op,
+                    f"numpy cannot convert {self._dtype.name} to {dtype} ({exc}); convert "
+                    "with the engine (eng.convert / eng.cast) instead",
+                    kind="UNSUPPORTED_DTYPE",
+                    dtype=dtype,
+                ) from None
+            except ALLOCATION_FAILURES as exc:
+                raise out_of_memory(op, shape_size(self._shape), dtype, exc) from None
+            count_copy(nbytes)
+            return converted
         if copy:
-            record_copy(f"{op}(copy=True)", self.nbytes)
-            return np.array(self._read_array(op), order="F", copy=True)
+            return self._copy_flat(f"{op}(copy=True)").reshape(self._shape, order="F")
         return self._read_array(op)
 
     def __dlpack__(
@@ -768,7 +788,14 @@ def _build_from_sequence(
             itemsize = want.itemsize if want is not None else src.dtype.itemsize
             record_copy(f"{op}(array-like)", src.size * itemsize)
             data = src
-        arr = np.array(data, dtype=want.numpy if want is not None else None)
+        arr = np.array(data)
+        if want is not None and arr.dtype != want.numpy:
+            if arr.dtype.kind in "bfc" or (arr.dtype.kind in "iu" and want.numpy.kind not in "iu"):
+                arr = _cast_exactly(op, arr, want)
+            else:  # ints into ints (or beyond int64): numpy range-checks Python ints
+                arr = np.array(data, dtype=want.numpy)
+    except ValidationError:
+        raise  # a lossy value, named by _cast_exactly (a ValidationError is a ValueError)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValidationError(
             op,
@@ -786,12 +813,63 @@ def _build_from_sequence(
     return arr
 
 
-def _col_major_copy(shape: Shape, dt: DType, src: np.ndarray[Any, Any]) -> Tensor:
+def _numpy_dtype(op: str, dtype: Any) -> np.dtype[Any]:
+    """The numpy dtype named by ``dtype`` (a `DType` too), or a `ValidationError`."""
+    if isinstance(dtype, DType):
+        return dtype.numpy
+    try:
+        found: np.dtype[Any] = np.dtype(dtype)
+    except Exception:  # numpy raises TypeError, ValueError or SyntaxError for junk
+        raise ValidationError(
+            op,
+            f"{dtype!r} is not a numpy dtype; pass a DType or a numpy dtype",
+            kind="UNSUPPORTED_DTYPE",
+            dtype=dtype,
+        ) from None
+    return found
+
+
+def _cast_exactly(op: str, arr: np.ndarray[Any, Any], want: DType) -> np.ndarray[Any, Any]:
+    """``arr`` cast to ``want``, refusing (as `CpuEngine.convert` does) any value it changes.
+
+    Float-to-float rounding is allowed; overflow, a dropped imaginary part, a
+    truncated fraction or an out-of-range integer are LOSSY_CONVERSION.
+    """
+    target = want.numpy
+    src = arr
+    bad = np.zeros(arr.shape, dtype=bool)
+    if src.dtype.kind == "c" and target.kind != "c":
+        bad |= src.imag != 0
+        src = src.real
+    with np.errstate(all="ignore"):
+        out = src.astype(target)
+        if src.dtype.kind in "fc" and target.kind in "fc":
+            bad |= np.isfinite(src) & ~np.isfinite(out)
+        else:
+            # A round trip that gives the value back lost nothing (NaN never does).
+            bad |= out.astype(src.dtype) != src
+    if bad.any():
+        pos = int(np.argmax(bad))
+        raise ValidationError(
+            op,
+            f"element {pos} ({arr[pos].item()!r}) cannot be held exactly by dtype "
+            f"{want.name}; pass values of that dtype, or build without dtype= and use "
+            "eng.cast for an explicitly lossy conversion",
+            kind="LOSSY_CONVERSION",
+            index=pos,
+            dtype=want,
+        )
+    return out
+
+
+def _col_major_copy(
+    shape: Shape, dt: DType, src: np.ndarray[Any, Any], op: str = "Tensor (copy)"
+) -> Tensor:
     """A new host tensor with ``src``'s elements (of shape ``shape``) laid out column-major.
 
     The caller has recorded the copy (`record_copy`) under its own name.
     """
-    flat = np.empty(shape_size(shape), dtype=dt.numpy)
+    flat = host_empty(op, shape_size(shape), dt.numpy)
     flat.reshape(shape, order="F")[...] = src
     return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
 
@@ -840,8 +918,10 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
     dt = dtype_of_array(arr, op)
     shape = tuple(int(d) for d in arr.shape)
     if copy:
-        record_copy("tenferro.from_numpy(copy=True)", arr.nbytes)
-        return _col_major_copy(shape, dt, arr)
+        check_copy(op, arr.nbytes)
+        t = _col_major_copy(shape, dt, arr, op)
+        count_copy(arr.nbytes)  # once made: a failed allocation copies nothing
+        return t
     if not arr.flags.f_contiguous:
         raise ValidationError(
             op,
