@@ -19,6 +19,9 @@ __all__ = ["ALLOCATION_FAILURES", "host_empty", "out_of_memory"]
 #: What numpy raises for an allocation it cannot satisfy.
 ALLOCATION_FAILURES = (MemoryError, OSError, ValueError)
 
+# Looked up at call time (a module global), so tests can make allocation fail.
+_empty = np.empty
+
 
 def out_of_memory(op: str, n: int, dtype: np.dtype[Any], exc: BaseException) -> OutOfMemoryError:
     """The typed error for a failed allocation of ``n`` elements of ``dtype``."""
@@ -38,6 +41,6 @@ def host_empty(op: str, n: int, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
     Ownership: the caller owns the new array (nothing else sees it).
     """
     try:
-        return np.empty(n, dtype=dtype)
+        return _empty(n, dtype)
     except ALLOCATION_FAILURES as exc:
         raise out_of_memory(op, n, dtype, exc) from None
