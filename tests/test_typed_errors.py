@@ -341,3 +341,36 @@ def test_nothing_overlaps_an_empty_byte_range() -> None:
 
 def test_non_empty_byte_ranges_sharing_a_byte_overlap() -> None:
     assert ByteRange(32, 32).overlaps(ByteRange(63, 1))
+
+
+# -- found by the fuzz pass (tests/reliability/test_fuzz.py) -------------------------------
+def test_with_host_read_refuses_something_that_is_not_callable() -> None:
+    with pytest.raises(tfr.ValidationError) as err:
+        _t(2).with_host_read(3)  # type: ignore[arg-type]
+    assert (err.value.op, err.value.kind) == ("Tensor.with_host_read", "INVALID_ARGUMENT")
+
+
+def test_view_array_protocol_refuses_a_dtype_that_is_not_one() -> None:
+    with pytest.raises(tfr.ValidationError) as err:
+        _t(3).as_view().__array__(dtype=ENG)
+    assert (err.value.op, err.value.kind) == ("TensorView.__array__", "UNSUPPORTED_DTYPE")
+
+
+def test_view_array_protocol_takes_a_tenferro_dtype() -> None:
+    arr = _t(3).as_view().__array__(dtype=tfr.DType.I32)
+    assert (arr.dtype, arr.tolist()) == (np.int32, [0, 1, 2])
+
+
+def test_a_refused_build_from_an_array_like_counts_no_copy() -> None:
+    data = _t(6)  # an array-like: building from it copies its buffer
+    before = tfr.copy_stats()
+    with pytest.raises(tfr.ValidationError):
+        tfr.Tensor.from_vec_col_major((4,), data)  # wrong length, found after the copy
+    assert tfr.copy_stats() == before
+
+
+def test_a_build_from_an_array_like_counts_its_copy() -> None:
+    data = _t(6)
+    before = tfr.copy_stats()
+    tfr.Tensor.from_vec_col_major((6,), data)
+    assert tfr.copy_stats().copies == before.copies + 1

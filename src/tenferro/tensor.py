@@ -15,8 +15,8 @@ import numpy as np
 
 from .alloc import ALLOCATION_FAILURES, host_empty, out_of_memory
 from .borrow import _WriteMemory, as_memoryview
-from .copies import check_copy, count_copy, record_copy
-from .dtype import DType, as_dtype, dtype_of_array
+from .copies import check_copy, check_copy_flag, count_copy
+from .dtype import DType, as_dtype, as_numpy_dtype, dtype_of_array
 from .errors import (
     BorrowError,
     MovedTensorError,
@@ -122,7 +122,7 @@ class Tensor:
             _check_length(op, sh, data.shape[0])
             _check_adoptable(op, data)
             return cls._wrap(sh, dt, _adopt(data, data))
-        arr = _build_from_sequence(op, data, want)
+        arr, copied = _build_from_sequence(op, data, want)
         if arr.ndim != 1:
             raise ValidationError(
                 op,
@@ -134,6 +134,8 @@ class Tensor:
         dt = dtype_of_array(arr, op)
         sh = normalize_shape(shape, op, dt.itemsize)
         _check_length(op, sh, arr.shape[0])
+        if copied:
+            count_copy(copied)  # the array-like's copy, counted now that the call succeeded
         return cls._wrap(sh, dt, HostBuffer(arr, arr))
 
     @classmethod
@@ -147,7 +149,9 @@ class Tensor:
         """
         op = "Tensor.from_vec_row_major"
         want = as_dtype(dtype, op) if dtype is not None else None
-        arr = data if isinstance(data, np.ndarray) else _build_from_sequence(op, data, want)
+        arr, copied = (
+            (data, 0) if isinstance(data, np.ndarray) else _build_from_sequence(op, data, want)
+        )
         dt = dtype_of_array(arr, op)
         if want is not None and want is not dt:
             raise ValidationError(
@@ -170,6 +174,8 @@ class Tensor:
         check_copy(op, arr.shape[0] * dt.itemsize)
         t = _col_major_copy(sh, dt, arr.reshape(sh), op)
         count_copy(arr.shape[0] * dt.itemsize)  # once made: a failed allocation copies nothing
+        if copied:
+            count_copy(copied)
         return t
 
     # ------------------------------------------------------------------ state checks
@@ -332,6 +338,12 @@ class Tensor:
         Ownership: **borrows** for the duration of the call; maps provider memory
         when the provider can.
         """
+        if not callable(fn):
+            raise ValidationError(
+                "Tensor.with_host_read",
+                f"fn must be a callable taking the array, got {type(fn).__name__}",
+                kind="INVALID_ARGUMENT",
+            )
         return fn(self._read_flat("Tensor.with_host_read", mapped=True))
 
     def to_numpy(self, copy: bool = False) -> np.ndarray[Any, Any]:
@@ -340,6 +352,7 @@ class Tensor:
         Ownership: **borrows** (read-only, zero copy) by default; ``copy=True`` is a
         named copy into a new writable array.
         """
+        check_copy_flag("Tensor.to_numpy", copy)
         if copy:
             flat = self._copy_flat("Tensor.to_numpy(copy=True)")
             return flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
@@ -348,9 +361,10 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         op = "Tensor.__array__"
         self._live(op)
+        check_copy_flag(op, copy, allow_none=True)
         # Decide (and raise) before borrowing: a traceback would keep the alias alive.
         if dtype is not None:
-            dtype = _numpy_dtype(op, dtype)
+            dtype = as_numpy_dtype(dtype, op)
         convert = dtype is not None and dtype != self._dtype.numpy
         if convert and copy is False:
             raise ValidationError(
@@ -768,14 +782,17 @@ def _is_array_like(data: Any) -> bool:
 
 def _build_from_sequence(
     op: str, data: Any, want: DType | None, count_copy: bool = True
-) -> np.ndarray[Any, Any]:
+) -> tuple[np.ndarray[Any, Any], int]:
     """A new array from a Python sequence (a build) or an array-like (a named copy).
 
     Building from numbers is not a copy: no buffer existed. Copying the buffer of
     an array-like (``array.array``, a memoryview, another library's tensor) is a
-    physical copy, recorded as ``"<op>(array-like)"`` unless the caller records
-    its own (``count_copy=False``).
+    physical copy, checked here as ``"<op>(array-like)"`` (refused inside
+    `forbid_copies`) unless the caller records its own (``count_copy=False``).
+    Returns the array and the bytes of that copy, which the caller counts
+    (`count_copy`) once its whole call succeeded: a refused call counts nothing.
     """
+    copied = 0
     if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
         raise ValidationError(
             op,
@@ -786,7 +803,8 @@ def _build_from_sequence(
         if count_copy and _is_array_like(data):
             src = np.asarray(data)
             itemsize = want.itemsize if want is not None else src.dtype.itemsize
-            record_copy(f"{op}(array-like)", src.size * itemsize)
+            copied = src.size * itemsize
+            check_copy(f"{op}(array-like)", copied)
             data = src
         arr = np.array(data)
         if want is not None and arr.dtype != want.numpy:
@@ -810,23 +828,7 @@ def _build_from_sequence(
             "complex numbers",
             kind="INVALID_DATA",
         )
-    return arr
-
-
-def _numpy_dtype(op: str, dtype: Any) -> np.dtype[Any]:
-    """The numpy dtype named by ``dtype`` (a `DType` too), or a `ValidationError`."""
-    if isinstance(dtype, DType):
-        return dtype.numpy
-    try:
-        found: np.dtype[Any] = np.dtype(dtype)
-    except Exception:  # numpy raises TypeError, ValueError or SyntaxError for junk
-        raise ValidationError(
-            op,
-            f"{dtype!r} is not a numpy dtype; pass a DType or a numpy dtype",
-            kind="UNSUPPORTED_DTYPE",
-            dtype=dtype,
-        ) from None
-    return found
+    return arr, copied
 
 
 def _cast_exactly(op: str, arr: np.ndarray[Any, Any], want: DType) -> np.ndarray[Any, Any]:
@@ -906,6 +908,7 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
     a named copy (counted) and leaves ``arr`` untouched.
     """
     op = "tenferro.from_numpy"
+    check_copy_flag(op, copy)
     if not isinstance(arr, np.ndarray):
         if not copy:
             raise ValidationError(
@@ -914,7 +917,7 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
                 "build a tensor from it (a named copy)",
                 kind="INVALID_DATA",
             )
-        arr = _build_from_sequence(op, arr, None, count_copy=False)
+        arr, _ = _build_from_sequence(op, arr, None, count_copy=False)
     dt = dtype_of_array(arr, op)
     shape = tuple(int(d) for d in arr.shape)
     if copy:
