@@ -374,3 +374,18 @@ def test_a_build_from_an_array_like_counts_its_copy() -> None:
     before = tfr.copy_stats()
     tfr.Tensor.from_vec_col_major((6,), data)
     assert tfr.copy_stats().copies == before.copies + 1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: _t(3).to_numpy(copy=np.arange(2.0)),  # type: ignore[arg-type]
+        lambda: tfr.from_numpy(np.arange(3.0), copy=np.arange(2.0)),  # type: ignore[arg-type]
+        lambda: _t(3).__array__(copy=np.arange(2.0)),  # type: ignore[arg-type]
+    ],
+    ids=["to_numpy", "from_numpy", "__array__"],
+)
+def test_a_copy_flag_that_is_not_a_bool_is_refused(call: Any) -> None:
+    with pytest.raises(tfr.ValidationError) as err:
+        call()
+    assert err.value.kind == "INVALID_ARGUMENT"
