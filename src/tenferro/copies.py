@@ -5,11 +5,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from .errors import CopyForbiddenError
+import numpy as np
 
-__all__ = ["CopyStats", "check_copy", "copy_stats", "count_copy", "forbid_copies", "record_copy"]
+from .errors import CopyForbiddenError, ValidationError
+
+__all__ = [
+    "CopyStats",
+    "check_copy",
+    "check_copy_flag",
+    "copy_stats",
+    "count_copy",
+    "forbid_copies",
+    "record_copy",
+]
 
 
 class CopyStats(NamedTuple):
@@ -55,6 +65,23 @@ def check_copy(op: str, nbytes: int) -> None:
             "borrow instead (as_view, host_data, map_read) or leave the forbid_copies block",
             nbytes=nbytes,
         )
+
+
+def check_copy_flag(op: str, copy: Any, allow_none: bool = False) -> None:
+    """Refuse a ``copy=`` flag that is not a bool (or None where ``allow_none``).
+
+    Its truth value decides whether memory is copied or borrowed, so an array
+    (whose truth value numpy refuses) or a string is a `ValidationError`.
+    """
+    if isinstance(copy, (bool, np.bool_)) or (allow_none and copy is None):
+        return
+    allowed = "True, False or None" if allow_none else "True or False"
+    raise ValidationError(
+        op,
+        f"copy must be {allowed}, got {type(copy).__name__}",
+        kind="INVALID_ARGUMENT",
+        copy=copy,
+    )
 
 
 def count_copy(nbytes: int) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .errors import PromotionError, ValidationError
 
-__all__ = ["CATEGORIES", "DType", "as_dtype", "promote_types"]
+__all__ = ["CATEGORIES", "DType", "as_dtype", "as_numpy_dtype", "promote_types"]
 
 
 class DType(enum.Enum):
@@ -87,7 +87,10 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
     if value is not None:
         try:
             npd = np.dtype(value)
-        except (TypeError, ValueError):
+        except Exception:
+            # numpy parses some strings as Python literals ("09", "(o,K" raise
+            # SyntaxError) and calls arbitrary objects' ``dtype`` attributes: whatever it
+            # cannot read is not a dtype tenferro stores.
             npd = None
     found = _FROM_NUMPY.get(npd) if npd is not None else None
     if found is None:
@@ -98,6 +101,27 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
             kind="UNSUPPORTED_DTYPE",
             dtype=value,
         )
+    return found
+
+
+def as_numpy_dtype(value: Any, op: str) -> np.dtype[Any]:
+    """The numpy dtype ``value`` names (a `DType` too), for the ``__array__`` protocol.
+
+    Any numpy dtype is accepted (numpy converts to it); what numpy cannot read is
+    a `ValidationError` (kind UNSUPPORTED_DTYPE), never numpy's own TypeError,
+    ValueError or SyntaxError.
+    """
+    if isinstance(value, DType):
+        return value.numpy
+    try:
+        found: np.dtype[Any] = np.dtype(value)
+    except Exception:  # numpy raises TypeError, ValueError or SyntaxError for junk
+        raise ValidationError(
+            op,
+            f"{value!r} is not a numpy dtype; pass a DType or a numpy dtype",
+            kind="UNSUPPORTED_DTYPE",
+            dtype=value,
+        ) from None
     return found
 
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import numbers
 import operator
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from . import _array_methods
 from ._array_methods import ArrayMethods
-from .copies import record_copy
+from .alloc import host_empty
+from .copies import check_copy, count_copy
 from .dtype import DType
-from .errors import ValidationError
+from .errors import BorrowError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
@@ -46,6 +47,24 @@ class _ViewBase(ArrayMethods):
     _source: Any
 
     _kind = "TensorView"
+
+    def __reduce__(self) -> NoReturn:
+        # Refused like Tensor's: a pickled view would be an uncounted copy of the
+        # buffer (or a raw TypeError over a memoryview); copy.copy would be an alias
+        # nobody counted.
+        raise BorrowError(
+            f"{self._kind}.__reduce__",
+            "pickling or copying a view would copy or alias the buffer implicitly; call "
+            "to_col_major() (a named copy) and send the tensor's share_handle() across "
+            "processes",
+            kind="IMPLICIT_COPY",
+        )
+
+    def __copy__(self) -> NoReturn:
+        self.__reduce__()
+
+    def __deepcopy__(self, memo: Any) -> NoReturn:
+        self.__reduce__()
 
     # -- descriptor ---------------------------------------------------------------------
     @property
@@ -191,7 +210,9 @@ class _ViewBase(ArrayMethods):
                 length = len(range(start, stop, step))
                 offset += start * stride if length else 0
                 shape.append(length)
-                strides.append(stride * step)
+                # An axis of one element (or none) never steps: keeping its stride stops
+                # a huge step (2**63) from making a stride numpy cannot represent.
+                strides.append(stride * step if length > 1 else stride)
                 continue
             if isinstance(item, bool):
                 raise ValidationError(
@@ -325,11 +346,14 @@ class _ViewBase(ArrayMethods):
         return self._materialise(f"{self._kind}.to_col_major")
 
     def _materialise(self, op: str) -> Tensor:
-        # Recorded (or refused) before the source array exists: see Tensor._copy_flat.
-        record_copy(op, self.size * self._dtype.itemsize)
-        flat = np.empty(self.size, dtype=self._dtype.numpy)
+        # Refused (forbid_copies) before the source array exists, as in
+        # Tensor._copy_flat; counted only once made, so a failed read counts nothing.
+        nbytes = self.size * self._dtype.itemsize
+        check_copy(op, nbytes)
+        flat = host_empty(op, self.size, self._dtype.numpy)
         dst = flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
         np.copyto(dst, self._strided(op))
+        count_copy(nbytes)
         return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def __repr__(self) -> str:

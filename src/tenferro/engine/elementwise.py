@@ -13,6 +13,7 @@ pooled output; a ufunc writes every element of ``out`` when all operands have
 
 from __future__ import annotations
 
+import cmath
 import numbers
 from typing import Any
 
@@ -134,6 +135,19 @@ def show_scalar(value: Any) -> str:
     return repr(value)
 
 
+def _finite(value: Any) -> bool:
+    """Is the Python or numpy number ``value`` finite? (Integers and fractions always are.)
+
+    Not `np.isfinite`: it refuses an int beyond int64 and a `Fraction` (TypeError).
+    """
+    if isinstance(value, (numbers.Rational, np.integer, np.bool_)):
+        return True
+    try:
+        return cmath.isfinite(complex(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def weak_scalar(value: Any, dt: DType, op: str) -> Any:
     """``value`` as a numpy scalar of ``dt`` (weak typing), or a `ValidationError`.
 
@@ -162,9 +176,9 @@ def weak_scalar(value: Any, dt: DType, op: str) -> Any:
     try:
         with np.errstate(over="raise", invalid="raise"):
             converted = np_type(value)
-    except (OverflowError, FloatingPointError, ValueError):
+    except (OverflowError, FloatingPointError, ValueError, TypeError):
         converted = None
-    if converted is None or (rank >= 1 and np.isfinite(value) and not np.isfinite(converted)):
+    if converted is None or (rank >= 1 and _finite(value) and not np.isfinite(converted)):
         raise ValidationError(
             op,
             f"the scalar {show_scalar(value)} is out of range for dtype {dt.name}",

@@ -324,17 +324,24 @@ def _check_power(node: ast.AST, a: Any, b: Any) -> None:
     """Refuse folding an integer power whose result would exceed `MAX_FOLD_BITS`."""
     if not (isinstance(a, int) and isinstance(b, int)) or b <= 0 or -1 <= a <= 1:
         return  # floats overflow on their own; 0, 1, -1 and negative powers stay small
-    bits = b * math.log2(abs(a))
+    try:
+        bits = b * math.log2(abs(a))
+    except OverflowError:  # b beyond any float: far past the bound
+        bits = math.inf
     if bits > MAX_FOLD_BITS:
         part = ast.unparse(node)
         raise ValidationError(
             OP,
-            f"cannot fuse {part!r}: the constant would have about {bits:.3g} bits, beyond "
+            f"cannot fuse {part!r}: the constant would have {_show_bits(bits)} bits, beyond "
             f"any dtype (integer powers are folded up to {MAX_FOLD_BITS} bits); use a "
             "smaller constant",
             kind="SCALAR_OUT_OF_RANGE",
             part=part,
         )
+
+
+def _show_bits(bits: float) -> str:
+    return f"about {bits:.3g}" if math.isfinite(bits) else f"more than {MAX_FOLD_BITS}"
 
 
 def _fold(sym: str, a: Any, b: Any) -> Any:
@@ -362,9 +369,10 @@ def _compile(expr: str, dtypes: dict[str, DType]) -> _Program:
         )
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte (Python 3.11)
+        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise ValidationError(
-            OP, f"cannot parse {expr!r}: {exc.msg}", kind="SYNTAX", expression=expr
+            OP, f"cannot parse {expr!r}: {why}", kind="SYNTAX", expression=expr
         ) from None
     comp = _Compiler(dtypes)
     root = comp.visit(tree.body)
@@ -491,12 +499,25 @@ _MAX_PROGRAMS = 512
 
 
 def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
+    if not isinstance(expr, str):
+        raise ValidationError(
+            OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
+        )
     key = (expr, tuple(sorted(dtypes.items(), key=lambda kv: kv[0])), backend)
     prog = _programs.get(key)
     if prog is None:
-        prog = _compile(expr, dtypes)
-        if backend == "numexpr":
-            _compile_numexpr(expr, dtypes, prog)
+        try:
+            prog = _compile(expr, dtypes)
+            if backend == "numexpr":
+                _compile_numexpr(expr, dtypes, prog)
+        except (RecursionError, MemoryError):
+            # The parser and the tree walks recurse once per nesting level.
+            raise ValidationError(
+                OP,
+                f"the expression ({len(expr)} characters) is nested too deeply to compile; "
+                "split it into several evaluate calls",
+                kind="TOO_DEEP",
+            ) from None
         with _cache_lock:
             if len(_programs) >= _MAX_PROGRAMS:
                 _programs.clear()
@@ -634,6 +655,7 @@ class FusionOps(EngineBase):
     def evaluate(
         self,
         expr: str,
+        /,
         *,
         out: Tensor | None = None,
         backend: str = "tiled",
@@ -643,8 +665,10 @@ class FusionOps(EngineBase):
 
         ``eng.evaluate("exp(a + b) * c", a=ta, b=tb, c=tc)``: operands are tensors
         or views of one shape (literals are weak scalars); ``out`` and ``backend``
-        are reserved names. Unsupported syntax raises `ValidationError` (kind
-        UNSUPPORTED_EXPRESSION) naming the part that cannot be fused.
+        are reserved names (``expr`` and ``self`` are ordinary operand names).
+        Unsupported syntax raises `ValidationError` (kind UNSUPPORTED_EXPRESSION)
+        naming the part that cannot be fused; an expression nested too deeply to
+        compile is kind TOO_DEEP.
         """
         if backend not in ("tiled", "numexpr"):
             raise ValidationError(

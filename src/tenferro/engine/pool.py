@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..alloc import ALLOCATION_FAILURES, out_of_memory
 from ..dtype import DType
 from ..errors import ValidationError
 
@@ -257,7 +258,14 @@ class BufferPool:
                 self._misses += 1
             finally:
                 lock.release()
-        return _empty(n, dtype)
+        try:
+            return _empty(n, dtype)
+        except ALLOCATION_FAILURES as exc:
+            # A failed allocation is no miss: the counters say what the pool handed out.
+            if n:
+                with self._lock:
+                    self._misses -= 1
+            raise out_of_memory("BufferPool.acquire", n, dtype, exc) from None
 
     def recycle(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
         """Take a released buffer back; retained only when ``aliases == 0``.

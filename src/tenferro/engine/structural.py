@@ -277,6 +277,9 @@ class StructuralOps(EngineBase):
                     kind="RANK_MISMATCH",
                 )
             m, n = shape[0], shape[1]
+            # Diagonals beyond the matrix keep everything or nothing: clamping k keeps
+            # the meaning and keeps np.tri's C long from overflowing.
+            kk = min(max(kk, -m - 1), n + 1)
             batch = len(shape) - 2
 
             def kernel(nd: Array) -> None:
@@ -315,6 +318,9 @@ class StructuralOps(EngineBase):
             i2 = _axis(op, a2, len(shape))
             if i1 == i2:
                 raise ValidationError(op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES")
+            # An offset beyond the matrix gives an empty diagonal: clamping keeps the
+            # meaning and keeps np.diagonal's C long from overflowing.
+            off = min(max(off, -shape[i1]), shape[i2])
             diag_view = np.diagonal(x, off, i1, i2)
             out_shape = (diag_view.shape[-1], *diag_view.shape[:-1])
 

@@ -21,6 +21,7 @@ Host buffers are imported with `import_host_vec`, which mints a fresh
 
 from __future__ import annotations
 
+import operator
 import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NoReturn, Protocol, TypeVar, runtime_checkable
@@ -393,7 +394,19 @@ class BackendStorageAllocation(_BufferRoot[BackendStorage]):
         prepare = getattr(self.buffer, "prepare_device_access", None)
         if prepare is None:
             _unsupported_device(self.buffer.backend_family())
-        result: PreparedDeviceAccess = prepare(request)
+        try:
+            result: PreparedDeviceAccess = prepare(request)
+        except TenferroError:
+            raise
+        except Exception as exc:  # as in _mapped: a provider failure is a typed refusal
+            family = self.buffer.backend_family()
+            raise DeviceAccessError(
+                "prepare_device_access",
+                f"the {family} provider failed to prepare device access: "
+                f"{type(exc).__name__}: {exc}; check the provider (device, driver) and retry",
+                kind="PROVIDER",
+                backend=family,
+            ) from exc
         return result
 
     def __repr__(self) -> str:
@@ -754,8 +767,24 @@ def import_backend_buffer(buffer: BackendStorage, dtype: Any) -> OwnedStorage:
             field="backend buffer",
         )
     family = buffer.backend_family()
-    n = int(buffer.len())
-    raw = RequestedIdentity(ByteRange(0, n * dt.itemsize))
+    reported = buffer.len()
+    try:
+        # operator.index, not int(): a numpy integer would wrap in the product.
+        n = operator.index(reported)
+        raw = RequestedIdentity(ByteRange(0, n * dt.itemsize))
+    except (AccessError, TypeError) as exc:
+        # The provider's length is its claim about the import, so a length that is
+        # no byte count (negative, not an int, past the address space) is an
+        # import refusal, not a span access error.
+        why = exc.message if isinstance(exc, AccessError) else str(exc)
+        raise _import_error(
+            op,
+            RequestedIdentity(ByteRange(0, 0)),
+            f"backend `{family}` reported len() = {reported!r} elements of {dt.name}, which is "
+            f"not a valid byte length ({why}); fix the provider's len()",
+            kind="IDENTITY",
+            backend=family,
+        ) from None
     domain = buffer.allocation_domain()
     if domain is None:
         raise _import_error(
