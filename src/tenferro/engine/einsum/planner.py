@@ -211,7 +211,7 @@ class _Compiler:
         sizes = [
             self.size([ch for ch in self.order[v] if ch in own]) for v, own in ((x, xs), (y, ys))
         ]
-        fits = [
+        fits: list[Any] = [
             None if flex[0] else _fit(self.order[x], fa, con, bat),
             None if flex[1] else _fit(self.order[y], fb, con, bat),
         ]
