@@ -44,6 +44,9 @@ REDUCE = 0  # (REDUCE, src, dst, expr, dst_shape, src_shape | None)
 GEMM = 1  # (GEMM, left, right, left_op, right_op, kernel, (bt, n, m), dst)
 PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
 
+#: Planning passes at most (see `compile_plan`).
+_PASSES = 4
+
 _lock = threading.Lock()
 _built = 0
 
@@ -98,8 +101,13 @@ def _local_expr(src: Labels, dst: Labels) -> str:
 
 
 class _Compiler:
-    def __init__(self, spec: Spec, path: Sequence[tuple[int, ...]]) -> None:
+    def __init__(
+        self, spec: Spec, path: Sequence[tuple[int, ...]], hints: dict[int, Labels]
+    ) -> None:
         self.spec = spec
+        self.hints = hints
+        # Orders this pass transposed intermediates into (hints for the next pass).
+        self.wanted: dict[int, Labels] = {}
         self.sizes = spec.sizes
         self.path = list(path)
         n = len(spec.terms)
@@ -230,38 +238,48 @@ class _Compiler:
         free_y = tuple(ch for ch in orders[1] if ch in fb)
         o1 = free_x + free_y + b_ord
         o2 = free_y + free_x + b_ord
-        if final is not None:
-            swap, res, forced = self._final_order(final, o1, o2, fa, fb, bat)
-            if forced is not None:
-                fx, fy, fb_ord = forced
-                wants = []
-                cost = 0
-                for i, (v, fr) in enumerate(((x, fx), (y, fy))):
-                    want_a = fr + c_ord + fb_ord
-                    want_b = c_ord + fr + fb_ord
-                    fits_now = not flex[i] and self.order[v] in (want_a, want_b)
-                    wants.append((want_a, fits_now))
-                    cost += 0 if fits_now or flex[i] else sizes[i]
-                natural = self.size(final) + sum(
-                    sz for sz, c, fl in zip(sizes, copy, flex, strict=True) if c and not fl
-                )
-                if cost < natural:
-                    b_ord = fb_ord
-                    for i, (want_a, fits_now) in enumerate(wants):
-                        v = (x, y)[i]
-                        if fits_now:
-                            orders[i] = self.order[v]
-                            oriented[i] = self.order[v] == want_a
-                            copy[i] = False
-                        else:
-                            orders[i] = want_a
-                            oriented[i] = True
-                            copy[i] = not flex[i]
-                else:
-                    swap, res = False, o1
-        else:
-            swap = self._prefer_swap(res_id, o1, o2)
+        # The order to write: the output's (last step), or the one this value's consumer
+        # had to transpose it into on an earlier pass (a hint), when forcing the
+        # operands' orders here copies fewer elements than that transposition.
+        target = final if final is not None else self.hints.get(res_id)
+        swap, res, forced = False, o1, None
+        if target is not None:
+            swap, res, forced = self._final_order(target, o1, o2, fa, fb, bat)
+        if forced is not None:
+            assert target is not None
+            fx, fy, fb_ord = forced
+            wants = []
+            cost = 0
+            for i, (v, fr) in enumerate(((x, fx), (y, fy))):
+                want_a = fr + c_ord + fb_ord
+                want_b = c_ord + fr + fb_ord
+                fits_now = not flex[i] and self.order[v] in (want_a, want_b)
+                wants.append((want_a, fits_now))
+                cost += 0 if fits_now or flex[i] else sizes[i]
+            natural = self.size(target) + sum(
+                sz for sz, c, fl in zip(sizes, copy, flex, strict=True) if c and not fl
+            )
+            if cost < natural:
+                b_ord = fb_ord
+                for i, (want_a, fits_now) in enumerate(wants):
+                    v = (x, y)[i]
+                    if fits_now:
+                        orders[i] = self.order[v]
+                        oriented[i] = self.order[v] == want_a
+                        copy[i] = False
+                    else:
+                        orders[i] = want_a
+                        oriented[i] = True
+                        copy[i] = not flex[i]
+            else:
+                forced = None
+                swap, res = False, o1
+        if forced is None and (target is None or res != target):
+            swap = final is None and self._prefer_swap(res_id, o1, o2)
             res = o2 if swap else o1
+        for i, v in enumerate((x, y)):
+            if copy[i] and v >= self.n:
+                self.wanted[v] = orders[i]
         # Operands: pre-reduced (a compact new value in the wanted order), or read as is.
         srcs = []
         for i, v in enumerate((x, y)):
@@ -375,7 +393,22 @@ class _Compiler:
 def compile_plan(spec: Spec, path: Sequence[tuple[int, ...]]) -> Plan:
     """Compile ``spec`` along ``path`` (pairwise SSA form) into a `Plan` (counted)."""
     global _built
-    steps, peak, transposed, n_values = _Compiler(spec, path).compile()
+    # Layouts propagate backwards over a few passes: a value some step had to
+    # transpose is written in that order by its producer on the next pass, when
+    # that is cheaper. The pass that transposes the fewest elements is kept.
+    hints: dict[int, Labels] = {}
+    best = None
+    for _ in range(_PASSES):
+        comp = _Compiler(spec, path, hints)
+        steps, peak, transposed, n_values = comp.compile()
+        if best is None or transposed < best[2]:
+            best = (steps, peak, transposed, n_values)
+        fresh = {v: o for v, o in comp.wanted.items() if hints.get(v) != o}
+        if not fresh:
+            break
+        hints = {**hints, **fresh}
+    assert best is not None
+    steps, peak, transposed, n_values = best
     with _lock:
         _built += 1
     return Plan(
