@@ -300,14 +300,20 @@ class _Compiler:
         for i, is_left in ((left, True), (right, False)):
             v = srcs[i]
             free_first = oriented[i]
+            perm = None
+            if copy[i]:
+                # A transposed copy is laid out as BLAS reads it best, without a
+                # transposed view: [M, K, B] on the left, [K, N, B] on the right.
+                free_first = is_left
+                nb = len(b_ord)
+                free = orders[i][: len(orders[i]) - len(c_ord) - nb]
+                want = free + c_ord + b_ord if is_left else c_ord + free + b_ord
+                perm = tuple(self.order[v].index(ch) for ch in want)
+                self.transposed += self.size(want)
             free_n = m if is_left else n
             dims = (free_n, k, bt) if free_first else (k, free_n, bt)
             # The left operand is read as (bt, k, m), the right one as (bt, n, k).
             swap_axes = free_first != is_left
-            perm = None
-            if copy[i]:
-                perm = tuple(self.order[v].index(ch) for ch in orders[i])
-                self.transposed += self.size(orders[i])
             direct = v >= self.n and perm is None
             ops.append((perm, dims, swap_axes, self.src_shape(v), direct))
         kernel = kernel_for(m, k, n, bt)
