@@ -9,10 +9,11 @@ axes cannot be grouped into ``[M, K, B]`` (or ``[K, M, B]``, a transposed view
 BLAS takes as well) without a copy is first transposed into a pooled scratch
 buffer that goes back to the pool as soon as the step has run.
 
-Which loop runs a step (`kernel_for`): BLAS for real matrix products; for steps
-that sum nothing (``K == 1``: outer and Hadamard products per batch entry) or
-whose matrices are tiny next to a long batch, numpy's product loops over the
-whole batch at memory speed, never a BLAS call per batch entry.
+Which loop runs a step (`kernel_for`): one `np.matmul` over the whole batch for
+every product that sums something (numpy hands each batch entry to BLAS, or to
+its own small-matrix loop for tiny ones, never a generic einsum loop); steps
+that sum nothing (``K == 1``: outer and Hadamard products per batch entry) run
+as one numpy product loop over the whole batch at memory speed.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ import numpy as np
 from ..layout import shape_size
 
 __all__ = [
-    "HADAMARD",
     "MATMUL",
+    "MULTIPLY",
     "OUTER",
-    "SMALL",
     "DotPlan",
     "Scratch",
     "grouped_view",
@@ -46,24 +46,22 @@ _einsum = np.einsum
 
 #: Kernel kinds (`kernel_for`).
 MATMUL = 0
-OUTER = 1  # K == 1: one outer product per batch entry
-HADAMARD = 2  # M == N == K == 1: an elementwise product over the batch
-SMALL = 3  # tiny matrices, long batch: numpy's sum-of-products loop over the batch
+OUTER = 1  # K == 1, short rows: np.einsum's product loop, one outer product per batch entry
+MULTIPLY = 2  # K == 1, M == 1 or long rows: one broadcast np.multiply over the batch
 
-# A batched product whose M*N*K is below this, over at least _SMALL_BATCH entries,
-# runs as one product loop over the batch: a BLAS call costs ~0.2 us of dispatch,
-# more than the arithmetic of such a matrix product.
-_SMALL_MNK = 64
-_SMALL_BATCH = 16
+# Measured (numpy 2, one thread): np.matmul beats np.einsum's sum-of-products
+# loop on every batched product with K > 1, down to 2x2x2 matrices over a long
+# batch (numpy's own small-matrix loop), so every such step is one np.matmul.
+# With K == 1, a broadcast multiply is fastest when its rows (M) are long or a
+# single element, np.einsum's loop when they are short (3-15 elements).
+_SHORT_ROW = 16
 
 
 def kernel_for(m: int, k: int, n: int, bt: int) -> int:
     """The loop that runs an ``[M, K, B] x [K, N, B]`` product best (see module docstring)."""
-    if k == 1:
-        return HADAMARD if m == 1 and n == 1 else OUTER
-    if bt >= _SMALL_BATCH and m * n * k < _SMALL_MNK:
-        return SMALL
-    return MATMUL
+    if k != 1:
+        return MATMUL
+    return MULTIPLY if m == 1 or m >= _SHORT_ROW else OUTER
 
 
 def blasable(x: Array) -> bool:
@@ -133,14 +131,11 @@ def run_kernel(kind: int, a3: Array, b3: Array, out3: Array) -> None:
     """
     if kind == MATMUL:
         _matmul(b3, a3, out=out3)
-    elif kind == OUTER:
-        # Nothing summed: np.einsum's product loop writes out3 at memory speed (a
-        # K=1 GEMM is about three times slower, a broadcast multiply a third slower).
-        _einsum("bn,bm->bnm", b3[:, :, 0], a3[:, 0, :], out=out3)
-    elif kind == HADAMARD:
+    elif kind == MULTIPLY:
+        # Nothing summed: (B, N, 1) * (B, 1, M) broadcasts to every element of out3.
         _multiply(b3, a3, out=out3)
     else:
-        _einsum("bnk,bkm->bnm", b3, a3, out=out3)
+        _einsum("bn,bm->bnm", b3[:, :, 0], a3[:, 0, :], out=out3)
 
 
 class DotPlan:
