@@ -105,3 +105,27 @@ def test_intermediates_go_back_to_the_pool_before_the_next_step(eng: tfr.CpuEngi
     path = [(0, 1)] + [(0, 5 - i) for i in range(5)]
     eng.einsum("ab,bc,cd,de,ef,fg,gh->ah", *ts, optimize=path)
     assert eng.buffer_pool_cache_stats().misses <= 3
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        ("abcd,dcbe->ae", [(5, 3, 4, 7), (7, 4, 3, 6)]),  # both operands transposed
+        ("cab,bcd->ad", [(3, 9, 4), (4, 3, 5)]),
+        ("bij,bjk->bik", [(6, 5, 4), (6, 4, 7)]),  # batch leading: every operand moves
+        ("xayb,bzy->axz", [(2, 3, 2, 5), (5, 7, 2)]),  # size-2 free indices: several fixed
+    ],
+)
+def test_large_transpositions_made_slab_by_slab_give_numpys_value(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch, subscripts: str, shapes: list
+) -> None:
+    from tenferro.engine.einsum import planner
+
+    monkeypatch.setattr(planner, "_SLAB_MIN", 1)  # every transposed copy is made in slabs
+    expr = eng.contract_expression(subscripts, *shapes)
+    slabbed = [op for st in expr._plan.steps if st[0] == planner.GEMM for op in st[3:5] if op[5]]
+    assert slabbed
+    rng = np.random.default_rng(5)
+    arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)

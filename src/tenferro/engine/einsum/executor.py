@@ -50,10 +50,18 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
                     owners[dst] = owner
                     target = vals[dst] = owner[:size]
                 blas = kernel == MATMUL
-                a3 = _operand(scratch, vals[sa], op_a, blas)
-                b3 = _operand(scratch, vals[sb], op_b, blas)
-                run_kernel(kernel, a3, b3, target.reshape(dims))
-                del a3, b3
+                out3 = target.reshape(dims)
+                if op_a[5] is not None:
+                    b3 = _operand(scratch, vals[sb], op_b, blas)
+                    _slabs(scratch, vals[sa], op_a, True, b3, kernel, out3)
+                elif op_b[5] is not None:
+                    a3 = _operand(scratch, vals[sa], op_a, blas)
+                    _slabs(scratch, vals[sb], op_b, False, a3, kernel, out3)
+                else:
+                    a3 = _operand(scratch, vals[sa], op_a, blas)
+                    b3 = _operand(scratch, vals[sb], op_b, blas)
+                    run_kernel(kernel, a3, b3, out3)
+                a3 = b3 = out3 = None
                 scratch.release()
                 _release(pool, vals, owners, sa, n_in)
                 _release(pool, vals, owners, sb, n_in)
@@ -91,7 +99,7 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
 
 def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Array:
     """One operand of a product as the C-ordered 3-D array the kernel reads."""
-    perm, dims, swap, shape, direct = op
+    perm, dims, swap, shape, direct, _ = op
     if direct:
         # INVARIANT: an intermediate the plan reads in place is compact in exactly
         # the grouped order, so its flat buffer reshapes to the view without a copy.
@@ -101,6 +109,52 @@ def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Arr
             x = x.reshape(shape, order="F")
         g = scratch.grouped(x, perm, dims, blas)
     return g.swapaxes(1, 2) if swap else g
+
+
+def _slabs(
+    scratch: Scratch,
+    x: Array,
+    op: tuple[Any, ...],
+    is_left: bool,
+    other: Array,
+    kernel: int,
+    out3: Array,
+) -> None:
+    """A product whose operand ``x`` is transposed one slab at a time (see the planner's
+    `_chunking`): a slab is a range of one free index of ``x`` with its later free
+    indices fixed, a contiguous range of the product's M (left) or N (right), written
+    straight into that range of ``out3``. One scratch buffer serves every slab."""
+    perm, dims, _, shape, _, (axis, d, ranges, later) = op
+    if shape is not None:
+        x = x.reshape(shape, order="F")
+    xw = x.transpose(perm)
+    p, q, bt = dims
+    n_later = 1
+    for e in later:
+        n_later *= e
+    inner = (p if is_left else q) // (d * n_later)  # M or N elements before the range axis
+    step = -(-d // ranges)
+    other_dim = q if is_left else p
+    owner = scratch.pool.acquire(x.dtype, inner * step * other_dim * bt)
+    scratch.owners.append(owner)
+    lead = (slice(None),) * axis
+    for flat_later, idx in enumerate(np.ndindex(*later[::-1])):
+        fixed = idx[::-1]  # ndindex runs its last index fastest; column-major runs the first
+        for lo in range(0, d, step):
+            hi = min(d, lo + step)
+            sub = xw[(*lead, slice(lo, hi), *fixed)]
+            width = inner * (hi - lo)
+            slab = (width, q, bt) if is_left else (p, width, bt)
+            flat = owner[: width * other_dim * bt]
+            # copyto writes every element of the slab's column-major destination.
+            _copyto(flat.reshape(sub.shape, order="F"), sub)
+            g = flat.reshape(slab[::-1])
+            first = (flat_later * d + lo) * inner
+            if is_left:
+                run_kernel(kernel, g, other, out3[:, :, first : first + width])
+            else:
+                run_kernel(kernel, other, g, out3[:, first : first + width, :])
+            del sub, g, flat
 
 
 def _release(pool: Any, vals: list[Any], owners: list[Any], vid: int, n_in: int) -> None:

@@ -42,7 +42,13 @@ Labels = tuple[str, ...]
 #: Step kinds (the first element of every step tuple).
 REDUCE = 0  # (REDUCE, src, dst, expr, dst_shape, src_shape | None)
 GEMM = 1  # (GEMM, left, right, left_op, right_op, kernel, (bt, n, m), dst)
+# An operand is (perm | None, grouped dims, swap axes, shape | None, in place, slabs | None).
 PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
+
+#: A transposed copy is made a slab at a time (`_Compiler._chunking`), in up to
+#: _CHUNKS slabs of at least _SLAB_MIN elements, so it never doubles the memory.
+_SLAB_MIN = 1 << 16
+_CHUNKS = 8
 
 #: Planning passes at most (see `compile_plan`).
 _PASSES = 4
@@ -297,10 +303,12 @@ class _Compiler:
         k = self.size(c_ord)
         bt = self.size(b_ord)
         ops = []
+        chunked = False
         for i, is_left in ((left, True), (right, False)):
             v = srcs[i]
             free_first = oriented[i]
             perm = None
+            chunk = None
             if copy[i]:
                 # A transposed copy is laid out as BLAS reads it best, without a
                 # transposed view: [M, K, B] on the left, [K, N, B] on the right.
@@ -310,12 +318,15 @@ class _Compiler:
                 want = free + c_ord + b_ord if is_left else c_ord + free + b_ord
                 perm = tuple(self.order[v].index(ch) for ch in want)
                 self.transposed += self.size(want)
+                if not chunked:
+                    chunk = self._chunking(free, 0 if is_left else len(c_ord), self.size(want))
+                    chunked = chunk is not None
             free_n = m if is_left else n
             dims = (free_n, k, bt) if free_first else (k, free_n, bt)
             # The left operand is read as (bt, k, m), the right one as (bt, n, k).
             swap_axes = free_first != is_left
             direct = v >= self.n and perm is None
-            ops.append((perm, dims, swap_axes, self.src_shape(v), direct))
+            ops.append((perm, dims, swap_axes, self.src_shape(v), direct, chunk))
         kernel = kernel_for(m, k, n, bt)
         self.alloc(res_id, m * n * bt)
         self.steps.append((GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), dst))
@@ -329,6 +340,29 @@ class _Compiler:
             self.steps.append((PERMUTE, res_id, self.src_shape(res_id), perm))
             self.transposed += self.size(final)
             self.free(res_id)
+
+    def _chunking(self, free: Labels, start: int, size: int) -> Any:
+        """Transpose a large operand a slab at a time, so its scratch copy is a fraction
+        of it: a slab is a range of one free index with every later free index fixed,
+        which is a contiguous range of the product's M (left operand) or N (right).
+
+        Returns ``(range axis, its size, ranges, later sizes)`` (axes in the copy's
+        order, the later free indices right after the range axis), or None when the
+        copy is small enough to make at once."""
+        target = min(_CHUNKS, size // _SLAB_MIN)
+        if target < 2:
+            return None
+        later: list[int] = []
+        for pos in range(len(free) - 1, -1, -1):
+            d = self.sizes[free[pos]]
+            if shape_size(later) * d >= target:
+                ranges = -(-target // shape_size(later))
+                return start + pos, d, ranges, tuple(later)
+            later.insert(0, d)
+        if shape_size(later) <= 1:
+            return None  # no free index to split (M or N is 1)
+        # Fewer free elements than slabs wanted: one slab per value of the free indices.
+        return start, later[0], later[0], tuple(later[1:])
 
     def _agree(
         self,
