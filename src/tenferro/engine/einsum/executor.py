@@ -49,19 +49,7 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
                     owner = pool.acquire(dtype, size)
                     owners[dst] = owner
                     target = vals[dst] = owner[:size]
-                blas = kernel == MATMUL
-                out3 = target.reshape(dims)
-                if op_a[5] is not None:
-                    b3 = _operand(scratch, vals[sb], op_b, blas)
-                    _slabs(scratch, vals[sa], op_a, True, b3, kernel, out3)
-                elif op_b[5] is not None:
-                    a3 = _operand(scratch, vals[sa], op_a, blas)
-                    _slabs(scratch, vals[sb], op_b, False, a3, kernel, out3)
-                else:
-                    a3 = _operand(scratch, vals[sa], op_a, blas)
-                    b3 = _operand(scratch, vals[sb], op_b, blas)
-                    run_kernel(kernel, a3, b3, out3)
-                a3 = b3 = out3 = None
+                _product(scratch, vals[sa], vals[sb], op_a, op_b, kernel, target.reshape(dims))
                 scratch.release()
                 _release(pool, vals, owners, sa, n_in)
                 _release(pool, vals, owners, sb, n_in)
@@ -95,6 +83,19 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
         for owner in owners:
             if owner is not None:
                 pool.recycle(owner, 0)
+
+
+def _product(
+    scratch: Scratch, a: Array, b: Array, op_a: Any, op_b: Any, kernel: int, out3: Array
+) -> None:
+    """One pairwise step into ``out3`` (its operand views die with this frame)."""
+    blas = kernel == MATMUL
+    if op_a[5] is not None:
+        _slabs(scratch, a, op_a, True, _operand(scratch, b, op_b, blas), kernel, out3)
+    elif op_b[5] is not None:
+        _slabs(scratch, b, op_b, False, _operand(scratch, a, op_a, blas), kernel, out3)
+    else:
+        run_kernel(kernel, _operand(scratch, a, op_a, blas), _operand(scratch, b, op_b, blas), out3)
 
 
 def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Array:
