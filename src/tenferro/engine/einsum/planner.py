@@ -302,13 +302,12 @@ class _Compiler:
         n = self.size([ch for ch in orders[right] if ch in (fa if swap else fb)])
         k = self.size(c_ord)
         bt = self.size(b_ord)
-        ops = []
-        chunked = False
+        ops: list[tuple[Any, ...]] = []
+        slab_options: list[tuple[int, int, Labels, int]] = []  # (size, op, free, start)
         for i, is_left in ((left, True), (right, False)):
             v = srcs[i]
             free_first = oriented[i]
             perm = None
-            chunk = None
             if copy[i]:
                 # A transposed copy is laid out as BLAS reads it best, without a
                 # transposed view: [M, K, B] on the left, [K, N, B] on the right.
@@ -318,15 +317,17 @@ class _Compiler:
                 want = free + c_ord + b_ord if is_left else c_ord + free + b_ord
                 perm = tuple(self.order[v].index(ch) for ch in want)
                 self.transposed += self.size(want)
-                if not chunked:
-                    chunk = self._chunking(free, 0 if is_left else len(c_ord), self.size(want))
-                    chunked = chunk is not None
+                slab_options.append((self.size(want), len(ops), free, 0 if is_left else len(c_ord)))
             free_n = m if is_left else n
             dims = (free_n, k, bt) if free_first else (k, free_n, bt)
             # The left operand is read as (bt, k, m), the right one as (bt, n, k).
             swap_axes = free_first != is_left
             direct = v >= self.n and perm is None
-            ops.append((perm, dims, swap_axes, self.src_shape(v), direct, chunk))
+            ops.append((perm, dims, swap_axes, self.src_shape(v), direct, None))
+        if slab_options:
+            # Only the larger transposed operand is made in slabs (one slab loop a step).
+            size, j, free, start = max(slab_options)
+            ops[j] = (*ops[j][:5], self._chunking(free, start, size))
         kernel = kernel_for(m, k, n, bt)
         self.alloc(res_id, m * n * bt)
         self.steps.append((GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), dst))
