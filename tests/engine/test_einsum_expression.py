@@ -110,10 +110,11 @@ def test_intermediates_go_back_to_the_pool_before_the_next_step(eng: tfr.CpuEngi
 @pytest.mark.parametrize(
     ("subscripts", "shapes"),
     [
-        ("abcd,dcbe->ae", [(5, 3, 4, 7), (7, 4, 3, 6)]),  # both operands transposed
-        ("cab,bcd->ad", [(3, 9, 4), (4, 3, 5)]),
-        ("bij,bjk->bik", [(6, 5, 4), (6, 4, 7)]),  # batch leading: every operand moves
-        ("xayb,bzy->axz", [(2, 3, 2, 5), (5, 7, 2)]),  # size-2 free indices: several fixed
+        ("abcd,dcbe->ea", [(5, 3, 4, 7), (7, 4, 3, 6)]),  # a range of the right operand's N
+        ("ab,cbd,ed->ace", [(3, 4), (5, 4, 6), (7, 6)]),  # a range with a later index fixed
+        ("xayb,bzy->axz", [(2, 3, 2, 5), (5, 7, 2)]),
+        ("bij,bjk->bik", [(9, 5, 4), (9, 4, 7)]),  # ranges of the batch (uneven: 9 = 2*4+1)
+        ("bxya,azb->xyzb", [(8, 2, 3, 4), (4, 5, 8)]),
     ],
 )
 def test_large_transpositions_made_slab_by_slab_give_numpys_value(

@@ -122,10 +122,11 @@ def _slabs(
     out3: Array,
 ) -> None:
     """A product whose operand ``x`` is transposed one slab at a time (see the planner's
-    `_chunking`): a slab is a range of one free index of ``x`` with its later free
-    indices fixed, a contiguous range of the product's M (left) or N (right), written
-    straight into that range of ``out3``. One scratch buffer serves every slab."""
-    perm, dims, _, shape, _, (axis, d, ranges, later) = op
+    `_chunking`): a slab is a range of one free (or batch) index of ``x`` with its
+    later ones fixed, a contiguous range of the product's M (left), N (right) or
+    batch, written straight into that range of ``out3``. One scratch buffer serves
+    every slab."""
+    perm, dims, _, shape, _, (axis, d, ranges, later, batch) = op
     if shape is not None:
         x = x.reshape(shape, order="F")
     xw = x.transpose(perm)
@@ -133,10 +134,10 @@ def _slabs(
     n_later = 1
     for e in later:
         n_later *= e
-    inner = (p if is_left else q) // (d * n_later)  # M or N elements before the range axis
+    # Elements of the sliced group (M, N or the batch) before the range axis.
+    inner = (bt if batch else p if is_left else q) // (d * n_later)
     step = -(-d // ranges)
-    other_dim = q if is_left else p
-    owner = scratch.pool.acquire(x.dtype, inner * step * other_dim * bt)
+    owner = scratch.pool.acquire(x.dtype, p * q * bt // (d * n_later) * step)
     scratch.owners.append(owner)
     lead = (slice(None),) * axis
     for flat_later, idx in enumerate(np.ndindex(*later[::-1])):
@@ -145,16 +146,21 @@ def _slabs(
             hi = min(d, lo + step)
             sub = xw[(*lead, slice(lo, hi), *fixed)]
             width = inner * (hi - lo)
-            slab = (width, q, bt) if is_left else (p, width, bt)
-            flat = owner[: width * other_dim * bt]
+            first = (flat_later * d + lo) * inner
+            slab = (p, q, width) if batch else (width, q, bt) if is_left else (p, width, bt)
+            flat = owner[: slab[0] * slab[1] * slab[2]]
             # copyto writes every element of the slab's column-major destination.
             _copyto(flat.reshape(sub.shape, order="F"), sub)
             g = flat.reshape(slab[::-1])
-            first = (flat_later * d + lo) * inner
-            if is_left:
-                run_kernel(kernel, g, other, out3[:, :, first : first + width])
+            rng = slice(first, first + width)
+            if batch:
+                a3, b3 = (g, other[rng]) if is_left else (other[rng], g)
+                run_kernel(kernel, a3, b3, out3[rng])
+                del a3, b3
+            elif is_left:
+                run_kernel(kernel, g, other, out3[:, :, rng])
             else:
-                run_kernel(kernel, other, g, out3[:, first : first + width, :])
+                run_kernel(kernel, other, g, out3[:, rng, :])
             del sub, g, flat
 
 

@@ -281,7 +281,13 @@ class _Compiler:
                 forced = None
                 swap, res = False, o1
         if forced is None and (target is None or res != target):
-            swap = final is None and self._prefer_swap(res_id, o1, o2)
+            # The larger transposed operand goes right (where it can be made in slabs),
+            # unless only the other order lets the consumer read the result in place.
+            big_x = copy[0] and not flex[0] and (not copy[1] or flex[1] or sizes[0] > sizes[1])
+            pref = self._prefer_swap(res_id, o1, o2)
+            if pref is None:
+                pref = big_x
+            swap = final is None and pref
             res = o2 if swap else o1
         for i, v in enumerate((x, y)):
             if copy[i] and v >= self.n:
@@ -303,7 +309,7 @@ class _Compiler:
         k = self.size(c_ord)
         bt = self.size(b_ord)
         ops: list[tuple[Any, ...]] = []
-        slab_options: list[tuple[int, int, Labels, int]] = []  # (size, op, free, start)
+        slab_options: list[tuple[int, int, Labels, int]] = []  # (size, op, labels, start)
         for i, is_left in ((left, True), (right, False)):
             v = srcs[i]
             free_first = oriented[i]
@@ -317,7 +323,15 @@ class _Compiler:
                 want = free + c_ord + b_ord if is_left else c_ord + free + b_ord
                 perm = tuple(self.order[v].index(ch) for ch in want)
                 self.transposed += self.size(want)
-                slab_options.append((self.size(want), len(ops), free, 0 if is_left else len(c_ord)))
+                if bt >= _CHUNKS:
+                    # Slabs over the batch fill contiguous ranges of the output and
+                    # keep every batched product whole, on either side.
+                    slab_options.append((self.size(want), len(ops), b_ord, len(want) - nb))
+                elif not is_left:
+                    # Slabs of the right operand's free indices fill contiguous row
+                    # ranges of the output; a left operand's would be strided
+                    # columns, which np.matmul writes at half speed.
+                    slab_options.append((self.size(want), len(ops), free, len(c_ord)))
             free_n = m if is_left else n
             dims = (free_n, k, bt) if free_first else (k, free_n, bt)
             # The left operand is read as (bt, k, m), the right one as (bt, n, k).
@@ -325,9 +339,9 @@ class _Compiler:
             direct = v >= self.n and perm is None
             ops.append((perm, dims, swap_axes, self.src_shape(v), direct, None))
         if slab_options:
-            # Only the larger transposed operand is made in slabs (one slab loop a step).
-            size, j, free, start = max(slab_options)
-            ops[j] = (*ops[j][:5], self._chunking(free, start, size))
+            # One slab loop a step, over its larger transposed operand.
+            size, j, labels, start = max(slab_options)
+            ops[j] = (*ops[j][:5], self._chunking(labels, start, size, bt >= _CHUNKS))
         kernel = kernel_for(m, k, n, bt)
         self.alloc(res_id, m * n * bt)
         self.steps.append((GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), dst))
@@ -342,14 +356,17 @@ class _Compiler:
             self.transposed += self.size(final)
             self.free(res_id)
 
-    def _chunking(self, free: Labels, start: int, size: int) -> Any:
+    def _chunking(self, free: Labels, start: int, size: int, batch: bool) -> Any:
         """Transpose a large operand a slab at a time, so its scratch copy is a fraction
         of it: a slab is a range of one free index with every later free index fixed,
         which is a contiguous range of the product's M (left operand) or N (right).
 
-        Returns ``(range axis, its size, ranges, later sizes)`` (axes in the copy's
-        order, the later free indices right after the range axis), or None when the
-        copy is small enough to make at once."""
+        With ``batch``, ``free`` are the batch indices instead, and a slab is a
+        contiguous range of the batch (of both operands and the output).
+
+        Returns ``(range axis, its size, ranges, later sizes, batch)`` (axes in the
+        copy's order, the later indices right after the range axis), or None when
+        the copy is small enough to make at once."""
         target = min(_CHUNKS, size // _SLAB_MIN)
         if target < 2:
             return None
@@ -358,12 +375,12 @@ class _Compiler:
             d = self.sizes[free[pos]]
             if shape_size(later) * d >= target:
                 ranges = -(-target // shape_size(later))
-                return start + pos, d, ranges, tuple(later)
+                return start + pos, d, ranges, tuple(later), batch
             later.insert(0, d)
         if shape_size(later) <= 1:
             return None  # no free index to split (M or N is 1)
         # Fewer free elements than slabs wanted: one slab per value of the free indices.
-        return start, later[0], later[0], tuple(later[1:])
+        return start, later[0], later[0], tuple(later[1:]), batch
 
     def _agree(
         self,
@@ -394,15 +411,18 @@ class _Compiler:
         b_ord = tuple(ch for ch in dict.fromkeys(base) if ch in bat)
         return c_ord, b_ord, [True, True]
 
-    def _prefer_swap(self, res_id: int, o1: Labels, o2: Labels) -> bool:
-        """Write the result in the order its consumer can read in place, if either is."""
+    def _prefer_swap(self, res_id: int, o1: Labels, o2: Labels) -> bool | None:
+        """Which order the consumer can read in place (True: ``o2``), None if both or
+        neither (or it reduces the result first, so any order does)."""
         need = self.needs(res_id)
         if need is None or o1 == o2:
-            return False
+            return None
         own, free, con, bat = need
         if len(own) != len(o1):
-            return False  # the consumer reduces it first: any order does
-        return _fit(o1, free, con, bat) is None and _fit(o2, free, con, bat) is not None
+            return None
+        fit1 = _fit(o1, free, con, bat) is not None
+        fit2 = _fit(o2, free, con, bat) is not None
+        return None if fit1 == fit2 else fit2
 
     def _final_order(
         self,
