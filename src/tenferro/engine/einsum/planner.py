@@ -47,7 +47,7 @@ PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
 
 #: A transposed copy is made a slab at a time (`_Compiler._chunking`), in up to
 #: _CHUNKS slabs of at least _SLAB_MIN elements, so it never doubles the memory.
-_SLAB_MIN = 1 << 16
+_SLAB_MIN = 1 << 13
 _CHUNKS = 8
 
 #: Planning passes at most (see `compile_plan`).
