@@ -49,7 +49,8 @@ def main(argv: list[str]) -> int:
     plot = argv[argv.index("--plot") + 1] if "--plot" in argv else None
     names = [a for a in argv if not a.startswith("--") and a != plot]
     todo = selected(quick, names)
-    console = Console()
+    # Full instance names even when the output is not a terminal (a log file, CI).
+    console = Console(width=None if sys.stdout.isatty() else 160)
     with Progress(
         TextColumn("[bold]einsum[/]"),
         BarColumn(),

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import runpy
+import sys
+from pathlib import Path
+
 import pytest
 
 from tenferro.bench import einsum as bench
 from tenferro.cli import BENCH_MODULES
 from tenferro.engine.einsum.parser import parse
 from tenferro.engine.einsum.paths import normalize_path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_fourteen_upstream_instances_are_kept_as_data() -> None:
@@ -44,3 +50,17 @@ def test_an_instance_reports_ratio_target_and_memory() -> None:
 
 def test_the_cli_has_an_einsum_section() -> None:
     assert "einsum" in BENCH_MODULES
+
+
+def test_the_script_prints_a_table_and_writes_a_plot(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    plot = tmp_path / "einsum.png"
+    argv = ["bench_einsum.py", "--plot", str(plot), "bin_matmul_256"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_einsum.py"), run_name="__main__")
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "bin_matmul_256" in out and "<= 0.5" in out
+    assert plot.stat().st_size > 0
