@@ -57,6 +57,11 @@ class DType(enum.Enum):
         return self in _UNSIGNED
 
     @property
+    def is_numeric(self) -> bool:
+        """Every dtype arithmetic takes: all but BOOL."""
+        return self is not DType.BOOL
+
+    @property
     def real(self) -> DType:
         """The real type of a complex dtype (C32 -> F32, C64 -> F64); itself otherwise."""
         return _REAL.get(self, self)
