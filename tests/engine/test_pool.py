@@ -6,10 +6,19 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tenferro as tfr
 from tenferro.engine import BufferPool, BufferPoolCacheStats, BufferPoolStats
-from tenferro.engine.pool import DEFAULT_LIMIT_BYTES, ENV_LIMIT
+from tenferro.engine.pool import (
+    CEILING_LIMIT_BYTES,
+    DEFAULT_LIMIT_BYTES,
+    ENV_LIMIT,
+    FLOOR_LIMIT_BYTES,
+    default_limit_bytes,
+    machine_memory_bytes,
+)
 
 F64 = np.dtype(np.float64)
 F32 = np.dtype(np.float32)
@@ -61,6 +70,76 @@ def test_buffers_of_equal_capacity_come_back_newest_first() -> None:
     assert pool.acquire(F64, 64).ctypes.data == first
 
 
+def test_best_fit_never_hands_out_more_than_twice_the_request() -> None:
+    pool = BufferPool(MIB)
+    (big,) = filled(pool, 301)
+    got = pool.acquire(F64, 150)  # 301 > 2 * 150: a miss, not the 301
+    assert got.ctypes.data != big and len(got) == 150
+    assert pool.cache_stats().misses == 1
+    assert len(pool.acquire(F64, 151)) == 301  # 301 <= 302: a hit
+
+
+def test_a_rank0_result_does_not_strand_a_large_buffer() -> None:
+    # The issue-12 case: a sum's one-element output took the pooled 64 MiB buffer,
+    # and the next 64 MiB request missed.
+    pool = BufferPool(256 * MIB)
+    n = 64 * MIB // 8
+    (addr,) = filled(pool, n)
+    scalar = pool.acquire(F64, 1)
+    assert len(scalar) == 1
+    assert pool.acquire(F64, n).ctypes.data == addr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    retained=st.lists(st.integers(1, 4000), max_size=12),
+    request=st.integers(1, 4000),
+)
+def test_every_hit_fits_within_twice_the_request(retained: list[int], request: int) -> None:
+    pool = BufferPool(MIB)
+    filled(pool, *retained)
+    got = pool.acquire(F64, request)
+    fitting = [r for r in retained if request <= r <= 2 * request]
+    if fitting:
+        assert len(got) == min(fitting)
+    else:
+        assert len(got) == request and pool.cache_stats().misses == 1
+
+
+def _held_bytes(pool: BufferPool) -> int:
+    """Shelves plus the return lane, read without draining the lane."""
+    return pool._bytes + sum(a.nbytes for a in list(pool._lane))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    limit=st.sampled_from([MIB, 3 * MIB, 100 * MIB]),
+    steps=st.lists(
+        st.tuples(st.booleans(), st.integers(1, 300_000), st.sampled_from([F64, F32])),
+        max_size=60,
+    ),
+)
+def test_shelves_and_lane_together_never_exceed_the_cap(
+    limit: int, steps: list[tuple[bool, int, np.dtype]]
+) -> None:
+    pool = BufferPool(limit)
+    held: list[np.ndarray] = []
+    for take, n, dtype in steps:
+        if take or not held:
+            held.append(pool.acquire(dtype, n))
+        else:
+            pool.recycle(held.pop(n % len(held)), 0)
+        assert _held_bytes(pool) <= limit
+
+
+def test_a_full_lane_plus_full_shelves_stay_within_the_cap() -> None:
+    pool = BufferPool(MIB)  # lane buffers up to 4 KiB
+    filled(pool, *[(MIB - 9 * 4096) // 8])  # the shelves at their share exactly
+    filled(pool, *[4096 // 8] * 8)  # eight lane-sized buffers wait in the lane
+    assert len(pool._lane) == 8
+    assert _held_bytes(pool) <= MIB
+
+
 def test_shelves_are_separate_per_dtype() -> None:
     pool = BufferPool(MIB)
     filled(pool, 100, dtype=F32)
@@ -89,9 +168,41 @@ def test_an_aliased_buffer_is_refused_and_counted() -> None:
     assert pool.cache_stats().refused_aliased == 1
 
 
-def test_the_default_cap_is_100_mib(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_cap_is_the_machine_share(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_LIMIT, raising=False)
-    assert BufferPool().limit_bytes == DEFAULT_LIMIT_BYTES == 100 * MIB
+    assert BufferPool().limit_bytes == DEFAULT_LIMIT_BYTES
+    assert default_limit_bytes(machine_memory_bytes()) == DEFAULT_LIMIT_BYTES
+
+
+def test_the_default_cap_is_a_32nd_of_memory_between_100_mib_and_4_gib() -> None:
+    gib = 2**30
+    assert default_limit_bytes(24 * gib) == 768 * MIB
+    assert default_limit_bytes(gib) == FLOOR_LIMIT_BYTES == 100 * MIB
+    assert default_limit_bytes(1024 * gib) == CEILING_LIMIT_BYTES == 4 * gib
+    assert default_limit_bytes(None) == 100 * MIB
+
+
+@pytest.mark.parametrize("memory_gib", [12, 16, 64])
+def test_the_default_cap_keeps_a_256_mib_output_on_machines_above_8_gib(
+    memory_gib: int,
+) -> None:
+    # The large-output policy: a loop over 256 MiB outputs is served from the pool.
+    # np.empty touches no page, so this costs no memory.
+    pool = BufferPool(default_limit_bytes(memory_gib * 2**30))
+    big = np.empty(256 * MIB // 8)
+    addr = big.ctypes.data
+    pool.recycle(big, 0)
+    del big
+    assert pool.stats() == BufferPoolStats(1, 256 * MIB)
+    assert pool.acquire(F64, 256 * MIB // 8).ctypes.data == addr
+    assert pool.cache_stats().hits == 1
+
+
+def test_two_256_mib_outputs_stay_pooled_from_24_gib() -> None:
+    pool = BufferPool(default_limit_bytes(24 * 2**30))
+    pool.recycle(np.empty(256 * MIB // 8), 0)
+    pool.recycle(np.empty(256 * MIB // 8), 0)
+    assert pool.stats() == BufferPoolStats(2, 512 * MIB)
 
 
 def test_the_environment_sets_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
