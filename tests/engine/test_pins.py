@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tenferro as tfr
-from tenferro.engine import _base, contraction, reduction, structural
+from tenferro.engine import _base, contraction, fusion, reduction, structural
 from tenferro.storage import host
 from tenferro.tensor import Tensor
 
@@ -160,7 +160,8 @@ READS: dict[str, Callable[[tfr.CpuEngine, Tensor], Any]] = {
     "matmul": lambda e, a: e.matmul(a.as_view().transpose_view((1, 0)), a),  # a view
     "dot_general": lambda e, a: e.dot_general(a, a, contracting=((1,), (1,))),
     "einsum": lambda e, a: e.einsum("ij,kj->ik", a, a),
-    "evaluate": lambda e, a: e.evaluate("exp(a) * 2", a=a),
+    # A view operand: the general path (plain small operands take the hot path).
+    "evaluate": lambda e, a: e.evaluate("exp(a) * b", a=a, b=a.as_view()),
 }
 
 
@@ -267,6 +268,25 @@ def test_the_transpose_hot_path_pins_its_tensor(
     with in_flight(gate, lambda: eng.transpose(a, (1, 0))) as result:
         refused_in_use(a.map_write)
     assert result[0].to_numpy().tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert not host.reading
+
+
+def test_the_small_evaluate_hot_path_pins_its_operands(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    run = fusion._exec
+
+    def waiting_exec(*args: Any) -> Any:
+        gate.hold()
+        return run(*args)
+
+    monkeypatch.setattr(fusion, "_exec", waiting_exec)
+    a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
+    with in_flight(gate, lambda: eng.evaluate("a * b + 1", a=a, b=b)) as result:
+        refused_in_use(a.map_write)
+        refused_in_use(b.map_write)
+    assert result[0].to_numpy().tolist() == [4.0, 9.0]
     assert not host.reading
 
 

@@ -43,6 +43,8 @@ import numpy as np
 from ..dtype import DType
 from ..errors import ValidationError
 from ..layout import shape_size
+from ..storage import host as _host
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, check_out
 from .elementwise import _ALL, _FLOATING, _NUMERIC, _REAL, weak_scalar
@@ -55,6 +57,14 @@ Array = np.ndarray[Any, Any]
 OP = "CpuEngine.evaluate"
 #: Elements per tile: 65536 x 8 bytes = 512 KiB per register (measured best on 4M f64).
 TILE = 65536
+
+#: Up to this many elements, plain host operands run the program once over whole
+#: arrays on the calling thread (`FusionOps._evaluate_small`): one tile, no slicing,
+#: no thread hand-off, none of the general path's bookkeeping.
+SMALL = TILE
+
+_new = object.__new__
+_reading = _host.reading  # bound by assignment: see elementwise.py
 
 _NATURAL = {bool: DType.BOOL, int: DType.I64, float: DType.F64, complex: DType.C64}
 
@@ -589,36 +599,40 @@ def _run_tiles(
                 slots += [r[:m].reshape(out_t.shape, order="F") for r in regs]
             slots.append(out_t)
             slots += consts
-            for kind, fn, args, dst in instrs:
-                # Every operand has the tile's shape (or is a scalar), so each step
-                # writes every element of its target; the last step writes the
-                # output tile, and the tiles cover the output exactly.
-                if kind == "ufunc":
-                    fn(*[slots[i] for i in args], out=slots[dst])
-                elif kind == "where":
-                    target = slots[dst]
-                    np.copyto(target, slots[args[2]])
-                    np.copyto(target, slots[args[1]], where=slots[args[0]])
-                elif kind == "copy":
-                    np.copyto(slots[dst], slots[args[0]])
-                elif kind == "nonzero":
-                    if not np.all(slots[args[0]]):
-                        raise ValidationError(
-                            OP,
-                            "integer division by zero; integer / is floor division and has "
-                            "no value for a zero divisor",
-                            kind="DIVISION_BY_ZERO",
-                        )
-                elif np.any(np.less(slots[args[0]], 0)):  # nonneg
-                    raise ValidationError(
-                        OP,
-                        "an integer cannot be raised to a negative power; convert to a "
-                        "float dtype first",
-                        kind="NEGATIVE_INTEGER_POWER",
-                    )
+            # Every operand has the tile's shape (or is a scalar), so each step writes
+            # every element of its target; the last step writes the output tile, and
+            # the tiles cover the output exactly.
+            _exec(instrs, slots)
     finally:
         for owner in regs:
             pool.recycle(owner, 0)
+
+
+def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
+    """Run a slot program once over ``slots`` (operands of one shape, or scalars)."""
+    for kind, fn, args, dst in instrs:
+        if kind == "ufunc":
+            fn(*[slots[i] for i in args], out=slots[dst])
+        elif kind == "where":
+            target = slots[dst]
+            np.copyto(target, slots[args[2]])
+            np.copyto(target, slots[args[1]], where=slots[args[0]])
+        elif kind == "copy":
+            np.copyto(slots[dst], slots[args[0]])
+        elif kind == "nonzero":
+            if not np.all(slots[args[0]]):
+                raise ValidationError(
+                    OP,
+                    "integer division by zero; integer / is floor division and has "
+                    "no value for a zero divisor",
+                    kind="DIVISION_BY_ZERO",
+                )
+        elif np.any(np.less(slots[args[0]], 0)):  # nonneg
+            raise ValidationError(
+                OP,
+                "an integer cannot be raised to a negative power; convert to a float dtype first",
+                kind="NEGATIVE_INTEGER_POWER",
+            )
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -642,12 +656,87 @@ class FusionOps(EngineBase):
         are reserved names. Unsupported syntax raises `ValidationError` (kind
         UNSUPPORTED_EXPRESSION) naming the part that cannot be fused.
         """
+        if out is None and backend == "tiled" and operands:
+            small = self._evaluate_small(expr, operands)
+            if small is not None:
+                return small
         if backend not in ("tiled", "numexpr"):
             raise ValidationError(
                 OP, f"backend must be 'tiled' or 'numexpr', got {backend!r}", kind="INVALID_BACKEND"
             )
         with Reads() as reads:
             return self._evaluate(reads, expr, out, backend, operands)
+
+    def _evaluate_small(self, expr: str, operands: dict[str, Any]) -> Tensor | None:
+        """Plain host operands of one shape, at most `SMALL` elements: run at once, or None.
+
+        The hot path of small expressions: every buffer is pinned (one tuple, as
+        in elementwise.py) and only then checked for a writer; the cached program
+        runs once over the whole flat arrays into a pooled output. Anything else
+        (views, group storage, unequal shapes, a borrowed operand, larger sizes)
+        returns None for the general path, which also raises every error.
+        """
+        sts = []
+        shape: Shape | None = None
+        dtypes: dict[str, DType] = {}
+        for name, t in operands.items():
+            if t.__class__ is not Tensor:
+                return None
+            st = t._st
+            if st.__class__ is not HostBuffer:
+                return None
+            if shape is None:
+                shape = t._shape
+            elif t._shape != shape:
+                return None
+            sts.append(st)
+            dtypes[name] = t._dtype
+        assert shape is not None  # the caller passes at least one operand
+        pin = tuple(sts)
+        _reading.append(pin)
+        try:
+            n = len(sts[0].flat)
+            if not 0 < n <= SMALL:
+                return None
+            for st in sts:
+                if st.exclusive is not None:
+                    return None  # the general path refuses it
+            prog = _program(expr, dtypes, "tiled")
+            instrs, consts = _slot_code(prog)
+            pool = self._pool
+            flats = {name: st.flat for name, st in zip(operands, sts, strict=True)}
+            slots: list[Any] = [flats[name] for name in prog.inputs]
+            result = prog.dtype
+            # The output first, as the general path does: a loop gets its last
+            # output's buffer back (registers are given back first, so they are not
+            # the newest released buffers when the output is dropped).
+            owner = pool.acquire(result.numpy, n)
+            owners: list[Array] = []
+            try:
+                for npd in prog.reg_dtypes:
+                    owners.append(pool.acquire(npd, n))
+                slots += [r if len(r) == n else r[:n] for r in owners]
+                flat = owner if len(owner) == n else owner[:n]
+                slots.append(flat)
+                slots += consts
+                # Every operand holds exactly n elements (plain host INVARIANT, equal
+                # shapes): the last step writes all n elements of flat.
+                _exec(instrs, slots)
+            except BaseException:
+                del slots
+                pool.recycle(owner, 0)
+                raise
+            finally:
+                for r in owners:
+                    pool.recycle(r, 0)
+            t = _new(Tensor)
+            t._shape = shape
+            t._dtype = result
+            t._st = HostBuffer(owner, flat, self._recycler)
+            t._moved = None
+            return t
+        finally:
+            _reading.remove(pin)
 
     def _evaluate(
         self, reads: Reads, expr: str, out: Tensor | None, backend: str, operands: dict[str, Any]
