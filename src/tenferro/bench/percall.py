@@ -63,6 +63,88 @@ def _case(
     )
 
 
+def _per_call(
+    eng: Any,
+    torch: Any,
+    th: Callable[[Array], Any],
+    rng: np.random.Generator,
+    n: int,
+    side: int,
+    reps: int,
+    quick: bool,
+) -> list[CaseResult]:
+    """The per-call rows at ``n`` elements (``side`` x ``side`` for the matrix rows)."""
+    results: list[CaseResult] = []
+    inner = (200 if quick else 2000) if n == 16 else (50 if quick else 500)
+    group = f"per call, {n} elements"
+    x, xn = _tensor(rng, (n,))
+    y, yn = _tensor(rng, (n,))
+    xt, yt = th(xn), th(yn)
+    m, mn = _tensor(rng, (side, side))
+    k, kn = _tensor(rng, (side, side))
+    mt, kt = th(mn), th(kn)
+    # torch/numpy C-ordered views of the same memory: A @ B column-major is
+    # B^T @ A^T row-major, one BLAS call on the same bytes.
+    mct, kct = th(mn.T), th(kn.T)
+    view = m.as_view()
+    tview = view.transpose_view((1, 0))
+    rows: list[tuple[str, Callable[[], Any], Callable[[], Any], Any]] = [
+        ("add", lambda: eng.add(x, y), lambda: np.add(xn, yn), lambda: torch.add(xt, yt)),
+        ("exp", lambda: eng.exp(x), lambda: np.exp(xn), lambda: torch.exp(xt)),
+        ("sum", lambda: eng.reduce_sum(x), lambda: np.sum(xn), lambda: torch.sum(xt)),
+        (
+            f"matmul {side}x{side}",
+            lambda: eng.matmul(m, k),
+            lambda: np.matmul(kn.T, mn.T),
+            lambda: torch.matmul(kct, mct),
+        ),
+        (
+            f"transpose {side}x{side}",
+            lambda: eng.transpose(m, (1, 0)),
+            lambda: np.ascontiguousarray(mn),
+            lambda: mt.contiguous(),
+        ),
+        (
+            f"to_contiguous(transpose_view) {side}x{side}",
+            lambda: eng.to_contiguous(tview),
+            lambda: np.ascontiguousarray(mn),
+            lambda: mt.contiguous(),
+        ),
+        (
+            "reshape_view",
+            lambda: view.reshape_view((side * side,)),
+            lambda: mn.reshape(side * side, order="F"),
+            lambda: mt.T.reshape(side * side),
+        ),
+        (
+            "slice_view",
+            lambda: view.slice_view((slice(0, 2), slice(None))),
+            lambda: mn[0:2, :],
+            lambda: mt[0:2, :],
+        ),
+        (
+            "einsum ij,jk->ik",
+            lambda: eng.einsum("ij,jk->ik", m, k),
+            lambda: np.einsum("ij,jk->ik", mn, kn),
+            lambda: torch.einsum("ij,jk->ik", mt, kt),
+        ),
+    ]
+    for label, tf, npf, thf in rows:
+        results.append(
+            _case(
+                f"{label} ({n} el)",
+                tf,
+                npf,
+                thf if torch is not None else None,
+                group=group,
+                size=n,
+                reps=reps,
+                inner=inner,
+            )
+        )
+    return results
+
+
 def run(quick: bool = False) -> list[CaseResult]:
     """Per-call rows (16 and 4096 elements) and large strided copies."""
     from ..engine import CpuEngine
@@ -82,73 +164,7 @@ def run(quick: bool = False) -> list[CaseResult]:
             return torch.from_numpy(arr)
 
     for n, side in ((16, 4), (4096, 64)):
-        inner = (200 if quick else 2000) if n == 16 else (50 if quick else 500)
-        group = f"per call, {n} elements"
-        x, xn = _tensor(rng, (n,))
-        y, yn = _tensor(rng, (n,))
-        xt, yt = th(xn), th(yn)
-        m, mn = _tensor(rng, (side, side))
-        k, kn = _tensor(rng, (side, side))
-        mt, kt = th(mn), th(kn)
-        # torch/numpy C-ordered views of the same memory: A @ B column-major is
-        # B^T @ A^T row-major, one BLAS call on the same bytes.
-        mct, kct = th(mn.T), th(kn.T)
-        view = m.as_view()
-        tview = view.transpose_view((1, 0))
-        rows: list[tuple[str, Callable[[], Any], Callable[[], Any], Any]] = [
-            ("add", lambda: eng.add(x, y), lambda: np.add(xn, yn), lambda: torch.add(xt, yt)),
-            ("exp", lambda: eng.exp(x), lambda: np.exp(xn), lambda: torch.exp(xt)),
-            ("sum", lambda: eng.reduce_sum(x), lambda: np.sum(xn), lambda: torch.sum(xt)),
-            (
-                f"matmul {side}x{side}",
-                lambda: eng.matmul(m, k),
-                lambda: np.matmul(kn.T, mn.T),
-                lambda: torch.matmul(kct, mct),
-            ),
-            (
-                f"transpose {side}x{side}",
-                lambda: eng.transpose(m, (1, 0)),
-                lambda: np.ascontiguousarray(mn),
-                lambda: mt.contiguous(),
-            ),
-            (
-                f"to_contiguous(transpose_view) {side}x{side}",
-                lambda: eng.to_contiguous(tview),
-                lambda: np.ascontiguousarray(mn),
-                lambda: mt.contiguous(),
-            ),
-            (
-                "reshape_view",
-                lambda: view.reshape_view((side * side,)),
-                lambda: mn.reshape(side * side, order="F"),
-                lambda: mt.T.reshape(side * side),
-            ),
-            (
-                "slice_view",
-                lambda: view.slice_view((slice(0, 2), slice(None))),
-                lambda: mn[0:2, :],
-                lambda: mt[0:2, :],
-            ),
-            (
-                "einsum ij,jk->ik",
-                lambda: eng.einsum("ij,jk->ik", m, k),
-                lambda: np.einsum("ij,jk->ik", mn, kn),
-                lambda: torch.einsum("ij,jk->ik", mt, kt),
-            ),
-        ]
-        for label, tf, npf, thf in rows:
-            results.append(
-                _case(
-                    f"{label} ({n} el)",
-                    tf,
-                    npf,
-                    thf if torch is not None else None,
-                    group=group,
-                    size=n,
-                    reps=reps,
-                    inner=inner,
-                )
-            )
+        results += _per_call(eng, torch, th, rng, n, side, reps, quick)
 
     # -- large strided copies ------------------------------------------------------------
     for side in (256, 2048):
