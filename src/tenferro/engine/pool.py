@@ -225,6 +225,7 @@ class BufferPool:
         "_clears",
         "_evicted_big",
         "_evicted_kept",
+        "_high",
         "_lane",
         "_lane_bytes",
         "_lane_hits",
@@ -232,6 +233,7 @@ class BufferPool:
         "_limit",
         "_lock",
         "_misses",
+        "_out",
         "_recycled",
         "_refused",
         "_shelf_limit",
@@ -265,6 +267,12 @@ class BufferPool:
         # counter fewer: every retained buffer is later handed out (a hit), still
         # retained, evicted, or cleared.
         self._bytes = 0
+        # Bytes of buffers handed out and not yet back (the live outputs, as far as
+        # the pool can tell: lane traffic is not counted either way, and a buffer
+        # taken out with into_vec_col_major counts as live for good), and the peak
+        # of that: the footprint budget of `_trade_locked`.
+        self._out = 0
+        self._high = 0
         self._misses = 0
         self._recycled = 0
         self._refused = 0
@@ -307,11 +315,18 @@ class BufferPool:
                 stack = shelf[0].get(n)
                 if stack:
                     self._bytes -= n * shelf[2]
+                    self._out += n * shelf[2]
                     return stack.pop()
                 owner = self._best_fit_locked(shelf, n)
                 if owner is not None:
+                    self._out += owner.nbytes
                     return owner
                 self._misses += 1
+                out = self._out = self._out + n * shelf[2]
+                if out > self._high:
+                    self._high = out
+                if self._bytes:
+                    self._trade_locked()
             finally:
                 lock.release()
         return _empty(n, dtype)
@@ -327,6 +342,7 @@ class BufferPool:
         if aliases:
             with self._lock:
                 self._refused += 1
+                self._released_locked(owner.nbytes)  # no longer the pool's to count
             return
         if owner.nbytes <= self._lane_bytes:
             lane = self._lane
@@ -372,6 +388,7 @@ class BufferPool:
         if shelf is None:
             return  # not a dtype this pool hands out
         nbytes = n * shelf[2]
+        self._released_locked(nbytes)
         if nbytes > self._shelf_limit:
             self._evicted_big += 1
             return
@@ -406,6 +423,47 @@ class BufferPool:
         if len(caps) > _PRUNE_KEYS:
             _prune(shelf)
         return None
+
+    def _released_locked(self, nbytes: int) -> None:
+        """Count a buffer of ``nbytes`` coming back: it is no longer live (lock held)."""
+        out = self._out - nbytes
+        if out < 0:
+            # A buffer this pool never handed out (`reclaim_buffer` of an adopted
+            # array): it was live memory all the same, so the live peak was at least
+            # everything retained plus it.
+            out = 0
+            self._high = max(self._high, self._bytes + nbytes)
+        self._out = out
+
+    def _trade_locked(self) -> None:
+        """After a miss: drop the largest retained buffers while over the footprint budget.
+
+        The budget (what docs/engine.md promises): live outputs plus retained buffers
+        never exceed the peak of live outputs by more than 1/16 of it, so a pool
+        keeps what the program needed at its peak, not more. A miss is the only
+        event that grows live + retained (a hit moves a buffer from retained to live,
+        a release the other way), so this is the only place that must enforce it.
+        Largest first: one large buffer dropped is one later miss, where the same
+        bytes in small buffers would be many.
+        """
+        allowed = self._high + (self._high >> 4) - self._out
+        while self._bytes > allowed:
+            top: _Shelf | None = None
+            top_cap = 0
+            top_bytes = 0
+            for shelf in self._shelf_list:
+                stacks, caps, itemsize = shelf
+                j = len(caps) - 1
+                while j >= 0 and not stacks[caps[j]]:
+                    j -= 1
+                if j >= 0 and caps[j] * itemsize > top_bytes:
+                    top, top_cap, top_bytes = shelf, caps[j], caps[j] * itemsize
+            if top is None:  # pragma: no cover - bytes > 0 implies a buffer exists
+                self._bytes = 0
+                break
+            top[0][top_cap].pop()
+            self._bytes -= top_bytes
+            self._evicted_kept += 1
 
     def _evict_locked(self) -> None:
         """Evict the smallest buffer across dtypes while over the cap (lock held).
