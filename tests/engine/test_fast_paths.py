@@ -163,3 +163,44 @@ def test_copy_strided_writes_every_element_of_the_destination() -> None:
     dst = np.full(src.shape, np.nan, order="F")
     copy_strided(dst, src)
     np.testing.assert_array_equal(dst, src)
+
+
+# -- evaluate: the small path and backend="auto" --------------------------------------
+def test_a_small_expression_matches_numpy_and_recycles(eng: tfr.CpuEngine) -> None:
+    rng = np.random.default_rng(5)
+    a, b, c = (rng.random(100) for _ in range(3))
+    got = eng.evaluate("(a * b + c) * a - b", a=col(a), b=col(b), c=col(c))
+    np.testing.assert_allclose(got.to_numpy(), (a * b + c) * a - b, rtol=1e-15)
+    del got
+    before = eng.buffer_pool_cache_stats().misses
+    eng.evaluate("(a * b + c) * a - b", a=col(a), b=col(b), c=col(c))
+    assert eng.buffer_pool_cache_stats().misses == before  # output and registers reused
+
+
+def test_a_small_expression_refuses_a_tensor_being_written(eng: tfr.CpuEngine) -> None:
+    a = col(np.ones(4))
+    with a.map_write(), pytest.raises(tfr.BorrowError):
+        eng.evaluate("a * 2", a=a)
+
+
+def test_auto_gives_large_arithmetic_to_numexpr_and_functions_to_tiles() -> None:
+    from tenferro.engine.fusion import AUTO_NUMEXPR_MIN, _choose
+
+    f64 = {"a": tfr.DType.F64, "b": tfr.DType.F64}
+    big = (AUTO_NUMEXPR_MIN,)
+    assert _choose("(a * b + a) * a - b", f64, big) == "numexpr"
+    assert _choose("exp(a + b) * a", f64, big) == "tiled"
+    assert _choose("(a * b + a) * a - b", f64, (AUTO_NUMEXPR_MIN - 1,)) == "tiled"
+    f32 = {"a": tfr.DType.F32, "b": tfr.DType.F32}
+    assert _choose("a * b + a", f32, big) == "tiled"  # numexpr takes F64 and C64 only
+
+
+def test_auto_and_tiled_agree_on_a_large_arithmetic_chain(eng: tfr.CpuEngine) -> None:
+    from tenferro.engine.fusion import AUTO_NUMEXPR_MIN
+
+    rng = np.random.default_rng(6)
+    a, b = (col(rng.random(AUTO_NUMEXPR_MIN)) for _ in range(2))
+    expr = "(a * b + a) * a - b"
+    auto = eng.evaluate(expr, a=a, b=b).to_numpy()
+    tiled = eng.evaluate(expr, a=a, b=b, backend="tiled").to_numpy()
+    np.testing.assert_allclose(auto, tiled, rtol=1e-14)

@@ -9,7 +9,11 @@ same rules as the elementwise operations (equal dtypes, weak literals, integer
 
 It then runs in one pass over memory into one pooled output. Two executors:
 
-* ``backend="tiled"`` (the default): the compiled program runs over
+* ``backend="auto"`` (the default) picks per call: numexpr for expressions made
+  only of ``+ - * /`` on F64/C64 operands of at least `AUTO_NUMEXPR_MIN`
+  elements (where it measured faster), the tiled executor otherwise; small
+  plain operands always run on the calling thread in one go (`SMALL`).
+* ``backend="tiled"``: the compiled program runs over
   cache-sized tiles (65536 elements), each step a numpy ufunc writing into a
   small per-worker register (pooled scratch, reused for every tile) and the
   last step writing the output tile. Intermediates never exist at full size,
@@ -514,6 +518,50 @@ def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
     return prog
 
 
+#: The small path's programs, keyed by (expr, name, dtype, name, dtype, ...) in the
+#: caller's keyword order: ``(program, slot code, constants, operand positions of
+#: the program's inputs)``. Cleared with `_programs`' size limit in mind.
+_small_programs: dict[tuple[Any, ...], tuple[_Program, Any, list[Any], tuple[int, ...]]] = {}
+
+
+def _small_entry(
+    expr: str, operands: dict[str, Any], key: list[Any]
+) -> tuple[_Program, Any, list[Any], tuple[int, ...]]:
+    """Compile (or fetch) the program for the small path and cache it under ``key``."""
+    dtypes = {name: t._dtype for name, t in operands.items()}
+    prog = _program(expr, dtypes, "tiled")  # raises every expression error
+    instrs, consts = _slot_code(prog)
+    names = list(operands)
+    entry = (prog, instrs, consts, tuple(names.index(n) for n in prog.inputs))
+    with _cache_lock:
+        if len(_small_programs) >= _MAX_PROGRAMS:
+            _small_programs.clear()
+        _small_programs[tuple(key)] = entry
+    return entry
+
+
+#: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
+#: elements to numexpr: measured side by side (`python -m tenferro bench --only
+#: fusion`), numexpr's one-pass virtual machine beats the tiled executor on chains of
+#: + - * / from about 1M elements, while numpy's SIMD exp/log/sqrt make the tiled
+#: executor faster for anything with a function call (numexpr without Intel VML).
+AUTO_NUMEXPR_MIN = 1 << 20
+_ARITHMETIC = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.negative})
+_NUMEXPR_DTYPES = frozenset({DType.F64, DType.C64})
+
+
+def _choose(expr: str, dtypes: dict[str, DType], shape: Shape | None) -> str:
+    """The executor ``backend="auto"`` uses for this expression, dtypes and shape."""
+    if shape is None or shape_size(shape) < AUTO_NUMEXPR_MIN:
+        return "tiled"
+    if not all(dt in _NUMEXPR_DTYPES for dt in dtypes.values()):
+        return "tiled"
+    prog = _program(expr, dtypes, "tiled")
+    if all(kind == "ufunc" and fn in _ARITHMETIC for kind, fn, _, _ in prog.instrs):
+        return "numexpr"
+    return "tiled"
+
+
 # ---------------------------------------------------------------------- the tiled executor
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
@@ -612,7 +660,12 @@ def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
     """Run a slot program once over ``slots`` (operands of one shape, or scalars)."""
     for kind, fn, args, dst in instrs:
         if kind == "ufunc":
-            fn(*[slots[i] for i in args], out=slots[dst])
+            # Every "ufunc" step is a numpy ufunc of one or two operands (no unpacking
+            # of a list per step: this loop is most of a small expression's cost).
+            if len(args) == 2:
+                fn(slots[args[0]], slots[args[1]], out=slots[dst])
+            else:
+                fn(slots[args[0]], out=slots[dst])
         elif kind == "where":
             target = slots[dst]
             np.copyto(target, slots[args[2]])
@@ -646,7 +699,7 @@ class FusionOps(EngineBase):
         expr: str,
         *,
         out: Tensor | None = None,
-        backend: str = "tiled",
+        backend: str = "auto",
         **operands: Any,
     ) -> Tensor:
         """Evaluate an elementwise expression in one pass into one pooled output.
@@ -656,13 +709,15 @@ class FusionOps(EngineBase):
         are reserved names. Unsupported syntax raises `ValidationError` (kind
         UNSUPPORTED_EXPRESSION) naming the part that cannot be fused.
         """
-        if out is None and backend == "tiled" and operands:
+        if out is None and (backend == "auto" or backend == "tiled") and operands:
             small = self._evaluate_small(expr, operands)
             if small is not None:
                 return small
-        if backend not in ("tiled", "numexpr"):
+        if backend not in ("auto", "tiled", "numexpr"):
             raise ValidationError(
-                OP, f"backend must be 'tiled' or 'numexpr', got {backend!r}", kind="INVALID_BACKEND"
+                OP,
+                f"backend must be 'auto', 'tiled' or 'numexpr', got {backend!r}",
+                kind="INVALID_BACKEND",
             )
         with Reads() as reads:
             return self._evaluate(reads, expr, out, backend, operands)
@@ -678,7 +733,7 @@ class FusionOps(EngineBase):
         """
         sts = []
         shape: Shape | None = None
-        dtypes: dict[str, DType] = {}
+        key: list[Any] = [expr]
         for name, t in operands.items():
             if t.__class__ is not Tensor:
                 return None
@@ -690,7 +745,10 @@ class FusionOps(EngineBase):
             elif t._shape != shape:
                 return None
             sts.append(st)
-            dtypes[name] = t._dtype
+            key.append(name)
+            # numpy's dtype, one-to-one with DType for plain host tensors, and hashed
+            # in C (an Enum member hashes in Python: most of a small call's lookup).
+            key.append(st.flat.dtype)
         assert shape is not None  # the caller passes at least one operand
         pin = tuple(sts)
         _reading.append(pin)
@@ -701,11 +759,12 @@ class FusionOps(EngineBase):
             for st in sts:
                 if st.exclusive is not None:
                     return None  # the general path refuses it
-            prog = _program(expr, dtypes, "tiled")
-            instrs, consts = _slot_code(prog)
+            entry = _small_programs.get(tuple(key))
+            if entry is None:
+                entry = _small_entry(expr, operands, key)
+            prog, instrs, consts, order = entry
             pool = self._pool
-            flats = {name: st.flat for name, st in zip(operands, sts, strict=True)}
-            slots: list[Any] = [flats[name] for name in prog.inputs]
+            slots: list[Any] = [sts[i].flat for i in order]
             result = prog.dtype
             # The output first, as the general path does: a loop gets its last
             # output's buffer back (registers are given back first, so they are not
@@ -760,6 +819,8 @@ class FusionOps(EngineBase):
         # Tensors (and compact views) run in flat tiles; strided views in slabs of
         # the last axis.
         compact = all(a.flags.f_contiguous for a in arrays.values())
+        if backend == "auto":
+            backend = _choose(expr, dtypes, shape)
         prog = _program(expr, dtypes, backend)
         assert shape is not None  # _compile refuses expressions without operands
         pool = self._pool
