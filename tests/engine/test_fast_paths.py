@@ -169,11 +169,12 @@ def test_copy_strided_writes_every_element_of_the_destination() -> None:
 def test_a_small_expression_matches_numpy_and_recycles(eng: tfr.CpuEngine) -> None:
     rng = np.random.default_rng(5)
     a, b, c = (rng.random(100) for _ in range(3))
-    got = eng.evaluate("(a * b + c) * a - b", a=col(a), b=col(b), c=col(c))
+    ta, tb, tc = col(a.copy()), col(b.copy()), col(c.copy())
+    got = eng.evaluate("(a * b + c) * a - b", a=ta, b=tb, c=tc)
     np.testing.assert_allclose(got.to_numpy(), (a * b + c) * a - b, rtol=1e-15)
     del got
     before = eng.buffer_pool_cache_stats().misses
-    eng.evaluate("(a * b + c) * a - b", a=col(a), b=col(b), c=col(c))
+    eng.evaluate("(a * b + c) * a - b", a=ta, b=tb, c=tc)
     assert eng.buffer_pool_cache_stats().misses == before  # output and registers reused
 
 
