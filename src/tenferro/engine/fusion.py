@@ -520,19 +520,31 @@ def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
 
 #: The small path's programs, keyed by (expr, name, dtype, name, dtype, ...) in the
 #: caller's keyword order: ``(program, slot code, constants, operand positions of
-#: the program's inputs)``. Cleared with `_programs`' size limit in mind.
-_small_programs: dict[tuple[Any, ...], tuple[_Program, Any, list[Any], tuple[int, ...]]] = {}
+#: the program's inputs, register dtypes with None for the one that is the output)``.
+_SmallEntry = tuple[_Program, Any, list[Any], tuple[int, ...], tuple[Any, ...]]
+_small_programs: dict[tuple[Any, ...], _SmallEntry] = {}
 
 
-def _small_entry(
-    expr: str, operands: dict[str, Any], key: list[Any]
-) -> tuple[_Program, Any, list[Any], tuple[int, ...]]:
+def _small_entry(expr: str, operands: dict[str, Any], key: list[Any]) -> _SmallEntry:
     """Compile (or fetch) the program for the small path and cache it under ``key``."""
     dtypes = {name: t._dtype for name, t in operands.items()}
     prog = _program(expr, dtypes, "tiled")  # raises every expression error
     instrs, consts = _slot_code(prog)
     names = list(operands)
-    entry = (prog, instrs, consts, tuple(names.index(n) for n in prog.inputs))
+    nin = len(prog.inputs)
+    # The register the last step reads becomes the output itself (a fresh buffer,
+    # never an operand, on this path): the chain then ends in place, as numpy's
+    # temporary elision does, and one stream of memory traffic less. Only after a
+    # ufunc step (one pass, each element read before written) of the result dtype.
+    alias = -1
+    kind, _, args, dst = instrs[-1]
+    if kind == "ufunc" and dst == nin + len(prog.reg_dtypes):
+        for a in args:
+            if nin <= a < dst and prog.reg_dtypes[a - nin] == prog.dtype.numpy:
+                alias = a - nin
+                break
+    regs = tuple(None if i == alias else npd for i, npd in enumerate(prog.reg_dtypes))
+    entry = (prog, instrs, consts, tuple(names.index(n) for n in prog.inputs), regs)
     with _cache_lock:
         if len(_small_programs) >= _MAX_PROGRAMS:
             _small_programs.clear()
@@ -762,7 +774,7 @@ class FusionOps(EngineBase):
             entry = _small_programs.get(tuple(key))
             if entry is None:
                 entry = _small_entry(expr, operands, key)
-            prog, instrs, consts, order = entry
+            prog, instrs, consts, order, regs = entry
             pool = self._pool
             slots: list[Any] = [sts[i].flat for i in order]
             result = prog.dtype
@@ -772,10 +784,14 @@ class FusionOps(EngineBase):
             owner = pool.acquire(result.numpy, n)
             owners: list[Array] = []
             try:
-                for npd in prog.reg_dtypes:
-                    owners.append(pool.acquire(npd, n))
-                slots += [r if len(r) == n else r[:n] for r in owners]
                 flat = owner if len(owner) == n else owner[:n]
+                for npd in regs:
+                    if npd is None:
+                        slots.append(flat)  # this register is the output (see _small_entry)
+                        continue
+                    r = pool.acquire(npd, n)
+                    owners.append(r)
+                    slots.append(r if len(r) == n else r[:n])
                 slots.append(flat)
                 slots += consts
                 # Every operand holds exactly n elements (plain host INVARIANT, equal
