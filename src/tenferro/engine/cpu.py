@@ -133,7 +133,7 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
     applied when the engine is created or entered with ``with eng:`` (never per
     operation); ``None`` leaves the libraries as they are. ``buffer_limit_bytes``:
     the pool's byte cap (default: ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` or
-    100 MiB). ``allocation_domain``: an object with ``id()`` and
+    1/32 of physical memory in [100 MiB, 4 GiB]). ``allocation_domain``: an object with ``id()`` and
     ``allocate(dtype, shape)`` (a `SharedTensorAllocationDomain`):
     `to_contiguous` of a tensor living in that domain copies it within the
     domain (a new allocation there); every other output still comes from the
