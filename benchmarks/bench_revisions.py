@@ -91,71 +91,71 @@ def worker() -> dict[str, dict[str, float]]:
         return t, arr, th
 
     def case(row: str) -> tuple[dict[str, Callable[[], Any]], int, int]:
-    name, size = row.rsplit(" ", 1)
-    fns: dict[str, Callable[[], Any]] = {}
-    reps, inner = 15, 1000
-    if name in ("add", "exp", "sum") and size.isdigit():
-        n = int(size)
-        (x, xn, xt), (y, yn, yt) = t_((n,)), t_((n,))
-        inner = 2000 if n == 16 else 300
-        if name == "add":
-            fns = {"tenferro": lambda: eng.add(x, y), "numpy": lambda: np.add(xn, yn)}
-            if torch is not None:
-                fns["torch"] = lambda: torch.add(xt, yt)
-        elif name == "exp":
-            fns = {"tenferro": lambda: eng.exp(x), "numpy": lambda: np.exp(xn)}
-            if torch is not None:
-                fns["torch"] = lambda: torch.exp(xt)
-        else:
-            fns = {"tenferro": lambda: eng.reduce_sum(x), "numpy": lambda: np.sum(xn)}
-            if torch is not None:
-                fns["torch"] = lambda: torch.sum(xt)
-    elif name in ("matmul", "transpose", "to_contiguous(transpose_view)", "einsum ij,jk->ik"):
-        side = int(size.split("x")[0])
-        (m, mn, mt), (k, kn, kt) = t_((side, side)), t_((side, side))
-        inner = 2000 if side <= 4 else (300 if side <= 64 else (20 if side <= 256 else 1))
-        reps = 15 if side <= 256 else 5
-        if name == "matmul":
-            fns = {"tenferro": lambda: eng.matmul(m, k), "numpy": lambda: np.matmul(kn.T, mn.T)}
-            if torch is not None:
-                fns["torch"] = lambda: torch.matmul(kt.T, mt.T)
-        elif name == "einsum ij,jk->ik":
+        name, size = row.rsplit(" ", 1)
+        fns: dict[str, Callable[[], Any]] = {}
+        reps, inner = 15, 1000
+        if name in ("add", "exp", "sum") and size.isdigit():
+            n = int(size)
+            (x, xn, xt), (y, yn, yt) = t_((n,)), t_((n,))
+            inner = 2000 if n == 16 else 300
+            if name == "add":
+                fns = {"tenferro": lambda: eng.add(x, y), "numpy": lambda: np.add(xn, yn)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.add(xt, yt)
+            elif name == "exp":
+                fns = {"tenferro": lambda: eng.exp(x), "numpy": lambda: np.exp(xn)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.exp(xt)
+            else:
+                fns = {"tenferro": lambda: eng.reduce_sum(x), "numpy": lambda: np.sum(xn)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.sum(xt)
+        elif name in ("matmul", "transpose", "to_contiguous(transpose_view)", "einsum ij,jk->ik"):
+            side = int(size.split("x")[0])
+            (m, mn, mt), (k, kn, kt) = t_((side, side)), t_((side, side))
+            inner = 2000 if side <= 4 else (300 if side <= 64 else (20 if side <= 256 else 1))
+            reps = 15 if side <= 256 else 5
+            if name == "matmul":
+                fns = {"tenferro": lambda: eng.matmul(m, k), "numpy": lambda: np.matmul(kn.T, mn.T)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.matmul(kt.T, mt.T)
+            elif name == "einsum ij,jk->ik":
+                fns = {
+                    "tenferro": lambda: eng.einsum("ij,jk->ik", m, k),
+                    "numpy": lambda: np.einsum("ij,jk->ik", mn, kn),
+                }
+                if torch is not None:
+                    fns["torch"] = lambda: torch.einsum("ij,jk->ik", mt, kt)
+            else:
+                view = m.as_view().transpose_view((1, 0))
+                tf = (
+                    (lambda: eng.transpose(m, (1, 0)))
+                    if name == "transpose"
+                    else (lambda: eng.to_contiguous(view))
+                )
+                fns = {"tenferro": tf, "numpy": lambda: np.ascontiguousarray(mn)}
+                if torch is not None:
+                    fns["torch"] = lambda: mt.contiguous()
+        elif name.startswith("evaluate"):
+            n = (1 << 20) if size == "1M" else (1 << 24)
+            (a, an, _), (b, bn, _), (c, cn, _) = t_((n,)), t_((n,)), t_((n,))
+            expr, eager = {
+                "evaluate 2 ops": ("a * b + c", lambda: an * bn + cn),
+                "evaluate 4 ops": ("(a * b + c) * a - b", lambda: (an * bn + cn) * an - bn),
+                "evaluate exp chain": ("exp(a + b) * c", lambda: np.exp(an + bn) * cn),
+            }[name]
+            fast = tfr.CpuEngine()  # the default threads, as a user gets them
             fns = {
-                "tenferro": lambda: eng.einsum("ij,jk->ik", m, k),
-                "numpy": lambda: np.einsum("ij,jk->ik", mn, kn),
+                "tenferro": lambda: fast.evaluate(expr, a=a, b=b, c=c),
+                "numpy": eager,
             }
-            if torch is not None:
-                fns["torch"] = lambda: torch.einsum("ij,jk->ik", mt, kt)
-        else:
-            view = m.as_view().transpose_view((1, 0))
-            tf = (
-                (lambda: eng.transpose(m, (1, 0)))
-                if name == "transpose"
-                else (lambda: eng.to_contiguous(view))
-            )
-            fns = {"tenferro": tf, "numpy": lambda: np.ascontiguousarray(mn)}
-            if torch is not None:
-                fns["torch"] = lambda: mt.contiguous()
-    elif name.startswith("evaluate"):
-        n = (1 << 20) if size == "1M" else (1 << 24)
-        (a, an, _), (b, bn, _), (c, cn, _) = t_((n,)), t_((n,)), t_((n,))
-        expr, eager = {
-            "evaluate 2 ops": ("a * b + c", lambda: an * bn + cn),
-            "evaluate 4 ops": ("(a * b + c) * a - b", lambda: (an * bn + cn) * an - bn),
-            "evaluate exp chain": ("exp(a + b) * c", lambda: np.exp(an + bn) * cn),
-        }[name]
-        fast = tfr.CpuEngine()  # the default threads, as a user gets them
-        fns = {
-            "tenferro": lambda: fast.evaluate(expr, a=a, b=b, c=c),
-            "numpy": eager,
-        }
-        reps, inner = (9, 3) if n < (1 << 24) else (5, 1)
-    elif name == "steady add 64":
-        n = 8 << 20
-        (a, an, _), (b, bn, _) = t_((n,)), t_((n,))
-        steady = tfr.CpuEngine()
-        fns = {"tenferro": lambda: steady.add(a, b), "numpy": lambda: np.add(an, bn)}
-        reps, inner = 7, 2
+            reps, inner = (9, 3) if n < (1 << 24) else (5, 1)
+        elif name == "steady add 64":
+            n = 8 << 20
+            (a, an, _), (b, bn, _) = t_((n,)), t_((n,))
+            steady = tfr.CpuEngine()
+            fns = {"tenferro": lambda: steady.add(a, b), "numpy": lambda: np.add(an, bn)}
+            reps, inner = 7, 2
         return fns, reps, inner
 
     out: dict[str, dict[str, float]] = {}
@@ -199,9 +199,8 @@ def main(argv: list[str]) -> int:
             np_r = f"{vs['numpy']:.2f}" if "numpy" in vs else "-"
             th_r = f"{vs['torch']:.2f}" if "torch" in vs else "-"
             shown = f"{tf * 1e6:.2f} µs" if tf < 1e-3 else f"{tf * 1e3:.2f} ms"
-            print(
-                f"{row if label == 'before' else '':38s} {label:6s} {shown:>11s} {np_r:>8s} {th_r:>8s}"
-            )
+            first = row if label == "before" else ""
+            print(f"{first:38s} {label:6s} {shown:>11s} {np_r:>8s} {th_r:>8s}")
     return 0
 
 
