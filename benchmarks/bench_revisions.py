@@ -15,6 +15,7 @@ revisions alike; the ratios are what to read, not the absolute times.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import statistics
@@ -52,6 +53,20 @@ def _median_time(fns: dict[str, Callable[[], Any]], reps: int, inner: int) -> di
     for k in fns:
         for _ in range(2):
             fns[k]()
+    # As timeit and tenferro.bench.harness do: a full collection of torch's large heap
+    # would land on whichever contender allocates tracked objects.
+    gc.collect()
+    gc.disable()
+    try:
+        _sample(fns, reps, inner, samples)
+    finally:
+        gc.enable()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _sample(
+    fns: dict[str, Callable[[], Any]], reps: int, inner: int, samples: dict[str, list[float]]
+) -> None:
     for rep in range(reps):
         order = list(fns.items()) if rep % 2 == 0 else list(reversed(fns.items()))
         for k, f in order:
@@ -59,7 +74,6 @@ def _median_time(fns: dict[str, Callable[[], Any]], reps: int, inner: int) -> di
             for _ in range(inner):
                 f()
             samples[k].append((time.perf_counter() - t0) / inner)
-    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def worker() -> dict[str, dict[str, float]]:

@@ -227,9 +227,12 @@ class StructuralOps(EngineBase):
                     try:
                         # Row-major views of both (see `_perm`): the source has the
                         # destination's shape, so every element of flat is written.
-                        copy_strided(
-                            flat.reshape(out_shape[::-1]), fa.reshape(shape[::-1]).transpose(q)
-                        )
+                        dst = flat.reshape(out_shape[::-1])
+                        src = fa.reshape(shape[::-1]).transpose(q)
+                        if n < _BLOCK_MIN:
+                            dst[...] = src  # copy_strided's small case, inlined
+                        else:
+                            copy_strided(dst, src)
                     except BaseException:
                         del flat
                         self._pool.recycle(owner, 0)
