@@ -555,9 +555,10 @@ def _small_entry(expr: str, operands: dict[str, Any], key: list[Any]) -> _SmallE
 #: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
 #: elements to numexpr: measured side by side (`python -m tenferro bench --only
 #: fusion`), numexpr's one-pass virtual machine beats the tiled executor on chains of
-#: + - * / from about 1M elements, while numpy's SIMD exp/log/sqrt make the tiled
-#: executor faster for anything with a function call (numexpr without Intel VML).
-AUTO_NUMEXPR_MIN = 1 << 20
+#: + - * / at 16M elements (0.56 of numpy against 0.86), while at 1M the two traded
+#: places from run to run; numpy's SIMD exp/log/sqrt make the tiled executor faster
+#: for anything with a function call (numexpr without Intel VML).
+AUTO_NUMEXPR_MIN = 1 << 22
 _ARITHMETIC = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.negative})
 _NUMEXPR_DTYPES = frozenset({DType.F64, DType.C64})
 
