@@ -447,3 +447,20 @@ def test_buffers_above_the_lane_size_are_retained_at_once() -> None:
     pool.recycle(np.empty((2 * MIB) // 8), 0)
     assert len(pool._lane) == 0
     assert pool._bytes == 2 * MIB
+
+
+def test_a_miss_that_drops_a_mebibyte_hands_free_memory_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.engine import pool as pool_module
+
+    trims: list[int] = []
+    monkeypatch.setattr(pool_module, "_trim", lambda: trims.append(1))
+    pool = BufferPool(100 * MIB)
+    held = pool.acquire(F64, MIB // 4)  # a 2 MiB live peak
+    pool.recycle(held, 0)
+    del held
+    pool.acquire(F64, 10)  # within the budget: nothing dropped, nothing trimmed
+    assert trims == []
+    pool.acquire(F64, MIB // 8 - 64)  # too small for it; ~1 MiB live + 2 MiB > the budget
+    assert pool.stats().buffers == 0 and trims == [1]

@@ -447,6 +447,7 @@ class BufferPool:
         bytes in small buffers would be many.
         """
         allowed = self._high + (self._high >> 4) - self._out
+        before = self._bytes
         while self._bytes > allowed:
             top: _Shelf | None = None
             top_cap = 0
@@ -464,6 +465,8 @@ class BufferPool:
             top[0][top_cap].pop()
             self._bytes -= top_bytes
             self._evicted_kept += 1
+        if before - self._bytes >= _TRIM_BYTES:
+            _trim()
 
     def _evict_locked(self) -> None:
         """Evict the smallest buffer across dtypes while over the cap (lock held).
@@ -560,6 +563,43 @@ class BufferPool:
             f"BufferPool(buffers={s.buffers}, capacity_bytes={s.capacity_bytes}, "
             f"limit_bytes={self._limit})"
         )
+
+
+#: Dropping at least this much in one go hands the allocator's free memory back.
+_TRIM_BYTES = 1 << 20
+
+
+def _load_trim() -> Any:
+    """glibc's ``malloc_trim``, or None (another C library, or no ctypes)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if name is None:
+            return None
+        trim = ctypes.CDLL(name).malloc_trim
+    except (ImportError, OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_malloc_trim = _load_trim()
+
+
+def _trim() -> None:
+    """Give the C allocator's free pages back to the OS (glibc; a no-op elsewhere).
+
+    Buffers below glibc's (growing) mmap threshold live in its heap, and freeing
+    one in the middle of the heap keeps its pages resident: a pool that drops
+    buffers to stay within its footprint budget would otherwise leave the process
+    just as large. ``malloc_trim(0)`` releases those pages; it runs only after a
+    miss dropped at least `_TRIM_BYTES`, which is already an allocation's cost.
+    """
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
 def _smallest(shelf: _Shelf) -> int:
