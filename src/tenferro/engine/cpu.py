@@ -152,7 +152,7 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
     may still run fewer (``threadpoolctl.threadpool_info()`` shows what it runs).
     ``buffer_limit_bytes``:
     the pool's byte cap (default: ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` or
-    100 MiB). ``allocation_domain``: an object with ``id()`` and
+    1/32 of physical memory in [100 MiB, 4 GiB]). ``allocation_domain``: an object with ``id()`` and
     ``allocate(dtype, shape)`` (a `SharedTensorAllocationDomain`):
     `to_contiguous` of a tensor living in that domain copies it within the
     domain (a new allocation there); every other output still comes from the
