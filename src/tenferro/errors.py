@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "AccessError",
     "BorrowError",
@@ -17,6 +19,7 @@ __all__ = [
     "GroupError",
     "HostAccessError",
     "InteropError",
+    "LinAlgError",
     "MovedTensorError",
     "ReinterpretError",
     "RootImportError",
@@ -125,3 +128,14 @@ class InteropError(TenferroError, BufferError):
     """A DLPack export or import cannot honour the request without a copy (a BufferError)."""
 
     default_kind = "INTEROP"
+
+
+class LinAlgError(TenferroError, np.linalg.LinAlgError):
+    """A factorisation failed: no convergence, a singular or a non-positive-definite matrix.
+
+    Also a ``numpy.linalg.LinAlgError``, so code written for numpy catches it.
+    ``batch_index`` names the failing matrix of a batched call (``()`` for a single
+    matrix); kinds: NOT_CONVERGED, SINGULAR, NOT_POSITIVE_DEFINITE.
+    """
+
+    default_kind = "LINALG"
