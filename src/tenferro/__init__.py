@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import linalg
 from .copies import CopyStats, copy_stats, forbid_copies
 from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
@@ -74,4 +75,5 @@ __all__ = [
     "forbid_copies",
     "from_dlpack",
     "from_numpy",
+    "linalg",
 ]
