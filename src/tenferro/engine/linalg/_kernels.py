@@ -161,6 +161,39 @@ def _same_memory_or_copy(dst: Array, src: Array) -> None:
         np.copyto(dst, src)
 
 
+_lwork_cache: dict[tuple[str, DType, tuple[int, ...]], int] = {}
+
+
+def _lwork(name: str, dt: DType, *args: int) -> int:
+    """The optimal ``lwork`` from scipy's ``<routine>_lwork`` query, cached per shape.
+
+    The f2py wrappers' default ``lwork`` is LAPACK's minimum, which runs the
+    unblocked (slow) code path.
+    """
+    key = (name, dt, args)
+    value = _lwork_cache.get(key)
+    if value is None:
+        out = f2py(name + "_lwork", dt)(*args)
+        value = _lwork_cache[key] = lwork_from(out[0])
+    return value
+
+
+def _orgqr_lwork(dt: DType, m: int, n: int, k: int) -> int:
+    """The optimal ``lwork`` of ``?orgqr``/``?ungqr`` (a LAPACK ``lwork = -1`` query)."""
+    key = ("orgqr", dt, (m, n, k))
+    value = _lwork_cache.get(key)
+    if value is None:
+        probe = np.empty(1, dt.numpy)
+        work = np.empty(1, dt.numpy)
+        info = info_int()
+        raw("orgqr", dt)(
+            ref_int(m), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(m, 1)),
+            probe.ctypes.data, work.ctypes.data, ref_int(-1), _byref(info),
+        )  # fmt: skip
+        value = _lwork_cache[key] = lwork_from(work[0])
+    return value
+
+
 # ---------------------------------------------------------------------- SVD
 _gesdd_sizes: dict[tuple[DType, bytes, int, int], tuple[int, int]] = {}
 
@@ -357,9 +390,11 @@ def qr(call: LinalgCall, x: Any, mode: str) -> None:
     geqrf = f2py("geqrf", dt)
     orgqr = f2py("orgqr", dt)
     a_s = call.matrix_scratch(m, n, dt.numpy)
+    lw_qr = _lwork("geqrf", dt, m, n)
+    lw_org = _orgqr_lwork(dt, m, qc, k)
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
-        qr_, tau, _work, info = geqrf(a_s, overwrite_a=1)
+        qr_, tau, _work, info = geqrf(a_s, lwork=lw_qr, overwrite_a=1)
         _same_memory_or_copy(a_s, qr_)
         _check_info(call.op, info, "NOT_CONVERGED", "geqrf failed", idx)
         r_b = _mat(r, idx)
@@ -370,7 +405,7 @@ def qr(call: LinalgCall, x: Any, mode: str) -> None:
         # The reflectors (first k columns) go into Q's own buffer, which orgqr then
         # overwrites in place with Q (it sets any columns past k itself).
         np.copyto(q_b[:, :k], a_s[:, :k])
-        q_, _work, info = orgqr(q_b, tau, overwrite_a=1)
+        q_, _work, info = orgqr(q_b, tau, lwork=lw_org, overwrite_a=1)
         _same_memory_or_copy(q_b, q_)
         _check_info(call.op, info, "NOT_CONVERGED", "orgqr failed", idx)
 
@@ -469,18 +504,19 @@ def eig(call: LinalgCall, x: Any) -> None:
     if n == 0:
         return
     fn = f2py("geev", dt)
+    lw = _lwork("geev", dt, n, 0, 1)
     a_s = call.matrix_scratch(n, n, dt.numpy)
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
         w_b = _vec(w, idx)
         v_b = _mat(v, idx)
         if dt.is_complex:
-            wc, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, overwrite_a=1)
+            wc, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, lwork=lw, overwrite_a=1)
             _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
             np.copyto(w_b, wc)
             np.copyto(v_b, vr)
             continue
-        wr, wi, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, overwrite_a=1)
+        wr, wi, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, lwork=lw, overwrite_a=1)
         _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
         w_b.real = wr
         w_b.imag = wi
@@ -573,13 +609,14 @@ def inv(call: LinalgCall, x: Any) -> None:
         return
     getrf = f2py("getrf", dt)
     getri = f2py("getri", dt)
+    lw = _lwork("getri", dt, n)
     for idx in _items(batch):
         o_b = _mat(out, idx)
         np.copyto(o_b, _mat(arr, idx))
         lu, piv, info = getrf(o_b, overwrite_a=1)
         _same_memory_or_copy(o_b, lu)
         _check_info(call.op, info, "SINGULAR", "the matrix is singular", idx)
-        inv_, info = getri(o_b, piv, overwrite_lu=1)
+        inv_, info = getri(o_b, piv, lwork=lw, overwrite_lu=1)
         _same_memory_or_copy(o_b, inv_)
         _check_info(call.op, info, "SINGULAR", "the matrix is singular", idx)
 
