@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 import numpy as np
+from scipy.linalg import eigh_tridiagonal
 
 import tenferro as tfr
 
@@ -135,8 +136,6 @@ class Dmrg:
         tol: float = 1e-13,
     ) -> tuple[float, tfr.Tensor]:
         """Lowest eigenpair of H_eff by Lanczos with full reorthogonalisation."""
-        from scipy.linalg import eigh_tridiagonal
-
         eng = self.eng
         v = eng.div(theta, _scalar(eng.vector_norm(theta)))
         basis = [v]
