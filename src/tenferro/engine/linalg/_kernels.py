@@ -121,7 +121,7 @@ def _vec(arr: Array, idx: tuple[int, ...]) -> Array:
 def _check_info(op: str, info: int, kind: str, what: str, idx: tuple[int, ...]) -> None:
     if info == 0:
         return
-    if info < 0:  # pragma: no cover - an argument we pass is wrong: a bug here
+    if info < 0:  # an argument we pass is wrong: a bug here, not the caller's input
         raise LinAlgError(
             op, f"LAPACK rejected argument {-info}", kind="INVALID_ARGUMENT", batch_index=idx
         )
@@ -293,6 +293,15 @@ def _gesdd(
         # INVARIANT: u, s, vh matrices are contiguous column-major (pooled [M, N, B...]
         # arrays indexed on trailing axes), as LAPACK reads them through raw pointers.
         fn(*args)
+        if info.value == -4:
+            # gesdd's own NaN check reports the matrix argument as invalid.
+            raise LinAlgError(
+                call.op,
+                f"the matrix{f' at batch index {idx}' if idx else ''} has NaN entries",
+                kind="NOT_FINITE",
+                batch_index=idx,
+                info=-4,
+            )
         _check_info(call.op, info.value, "NOT_CONVERGED", "the SVD did not converge", idx)
 
 
