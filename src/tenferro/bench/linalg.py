@@ -4,7 +4,7 @@ Every case times ``eng.<op>`` next to ``numpy.linalg`` and ``scipy.linalg`` on
 the same Fortran-ordered data (the numpy arrays are read-only views of the
 tensors' own memory), interleaved, at n = 64 and 256 (and 1024 for the cheap
 O(n^3) operations, full mode only). Target: tenferro / numpy <= 1.0 (never
-slower than numpy.linalg). One batched case (32 matrices of 64 x 64, trailing
+slower than numpy.linalg). One batched case (32 matrices of 64 x 64; quick: 4 of 32 x 32; trailing
 batch in tenferro; numpy and scipy get the leading-batch view of the same
 memory, which they copy to make each matrix contiguous) shows the batch
 convention. scipy runs with ``check_finite=False`` (tenferro does not scan
@@ -170,18 +170,19 @@ def run(quick: bool = False) -> list[CaseResult]:
             )
     # Batched: 32 matrices of 64 x 64. tenferro reads [64, 64, 32] (each matrix
     # contiguous); numpy and scipy read the same memory as (32, 64, 64).
-    bt, btn = _tensor(rng.standard_normal((64, 64, 32 if not quick else 8)))
+    nb, m = (4, 32) if quick else (32, 64)
+    bt, btn = _tensor(rng.standard_normal((m, m, nb)))
     lead = np.moveaxis(btn, -1, 0)
     results.append(
         time_case(
-            f"linalg batched svd {lead.shape[0]}x(64x64) f64",
+            f"linalg batched svd {nb}x({m}x{m}) f64",
             [
                 ("tenferro", lambda: eng.svd(bt)),
                 ("numpy", lambda: np.linalg.svd(lead, full_matrices=False)),
                 ("scipy", lambda: sla.svd(lead, full_matrices=False, check_finite=False)),
             ],
             group="linalg",
-            size=64,
+            size=m,
             repeats=5,
             warmup=1,
             targets=[_TARGET],

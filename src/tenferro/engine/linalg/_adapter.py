@@ -38,7 +38,7 @@ Array = np.ndarray[Any, Any]
 class LinalgCall:
     """The pooled outputs and scratch buffers of one linear-algebra call."""
 
-    __slots__ = ("_eng", "_outs", "_reads", "_scratch", "op")
+    __slots__ = ("_eng", "_named", "_outs", "_reads", "_scratch", "op")
 
     def __init__(self, eng: EngineBase, op: str) -> None:
         self._eng = eng
@@ -47,6 +47,8 @@ class LinalgCall:
         # (owner, flat, shape, dtype) of each result, in the order they were taken.
         self._outs: list[tuple[Array, Array, Shape, DType]] = []
         self._scratch: list[Array] = []
+        # Scratch reused across the matrices of one call, by name (see `reused`).
+        self._named: dict[str, Array] = {}
 
     def operand(self, x: Any) -> tuple[Array, DType, Shape]:
         """``(array, dtype, shape)`` of a tensor or view, borrowed for the call."""
@@ -63,6 +65,17 @@ class LinalgCall:
         owner: Array = self._eng._pool.acquire(dtype, n)
         self._scratch.append(owner)
         return owner if owner.shape[0] == n else owner[:n]
+
+    def reused(self, name: str, n: int, dtype: np.dtype[Any]) -> Array:
+        """Like `scratch`, but one buffer per ``name`` for the whole call.
+
+        For helpers run once per matrix of a batch: they ask for the same buffer
+        each time instead of taking a new one per matrix.
+        """
+        buf = self._named.get(name)
+        if buf is None or buf.shape[0] != n or buf.dtype != dtype:
+            buf = self._named[name] = self.scratch(n, dtype)
+        return buf
 
     def matrix_scratch(self, m: int, n: int, dtype: np.dtype[Any]) -> Array:
         """A pooled F-ordered ``m x n`` scratch matrix (LAPACK overwrites it in place)."""
@@ -85,6 +98,7 @@ class LinalgCall:
         pool = self._eng._pool
         scratch = self._scratch
         self._scratch = []
+        self._named.clear()
         for owner in scratch:
             pool.recycle(owner, 0)
         self._reads.release()

@@ -260,10 +260,10 @@ def _gesdd(
     """
     k = min(m, n)
     lwork, lrwork = _gesdd_workspace(dt, jobz, m, n)
-    a_s = call.matrix_scratch(m, n, dt.numpy)
-    work = call.scratch(lwork, dt.numpy)
-    iwork = call.scratch(8 * k, _I32)
-    rwork = call.scratch(lrwork, dt.real.numpy) if dt.is_complex else None
+    a_s = call.reused("gesdd.a", m * n, dt.numpy).reshape((m, n), order="F")
+    work = call.reused("gesdd.work", lwork, dt.numpy)
+    iwork = call.reused("gesdd.iwork", 8 * k, _I32)
+    rwork = call.reused("gesdd.rwork", lrwork, dt.real.numpy) if dt.is_complex else None
     fn = raw("gesdd", dt)
     ldvt = (n if jobz == b"A" else k) if jobz != b"N" else 1
     ldu = max(m, 1) if jobz != b"N" else 1
@@ -630,6 +630,20 @@ def inv(call: LinalgCall, x: Any) -> None:
         _check_info(call.op, info, "SINGULAR", "the matrix is singular", idx)
 
 
+_aranges: dict[tuple[int, np.dtype[Any]], Array] = {}
+
+
+def _arange(n: int, dtype: np.dtype[Any]) -> Array:
+    """``0..n-1`` (read-only, cached): the pivot vector of no row exchange."""
+    key = (n, dtype)
+    r = _aranges.get(key)
+    if r is None:
+        r = np.arange(n, dtype=dtype)
+        r.flags.writeable = False
+        _aranges[key] = r
+    return r
+
+
 def _lu_diag(
     call: LinalgCall, arr: Array, dt: DType, n: int, batch: Shape
 ) -> Iterator[tuple[tuple[int, ...], Array, int]]:
@@ -641,7 +655,7 @@ def _lu_diag(
         lu, piv, _info = getrf(a_s, overwrite_a=1)
         _same_memory_or_copy(a_s, lu)
         # info > 0: U is exactly singular; its zero diagonal gives det 0, no error.
-        swaps = int(np.count_nonzero(piv != np.arange(n, dtype=piv.dtype)))
+        swaps = int(np.count_nonzero(piv != _arange(n, piv.dtype)))
         yield idx, np.diagonal(a_s), swaps % 2
 
 
