@@ -93,18 +93,21 @@ class Dmrg:
         betas: list[float] = []
         energy = math.inf
         coeffs: Any = np.ones(1)
-        for j in range(max_iter):
+        # The Krylov space cannot be larger than theta's space (tiny at the chain ends).
+        steps = min(max_iter, theta.size)
+        for j in range(steps):
             w = self._apply(lenv, renv, basis[j])
             alphas.append(float(np.vdot(basis[j], w)))
-            for u in basis:
-                w = w - u * float(np.vdot(u, w))
+            for _ in range(2):
+                for u in basis:
+                    w = w - u * float(np.vdot(u, w))
             vals, vecs = eigh_tridiagonal(np.array(alphas), np.array(betas))
             new_energy = float(vals[0])
             coeffs = vecs[:, 0]
             beta = float(np.linalg.norm(w))
             converged = abs(new_energy - energy) < tol * max(1.0, abs(new_energy))
             energy = new_energy
-            if converged or beta < 1e-12 or j == max_iter - 1:
+            if converged or beta < 1e-10 * max(1.0, abs(alphas[-1])) or j == steps - 1:
                 break
             betas.append(beta)
             basis.append(w / beta)
