@@ -98,3 +98,12 @@ def test_examples_have_help(name: str, trg: Any, dmrg: Any, capsys: Any) -> None
         module.main(["--help"])
     assert info.value.code == 0
     assert "--json" in capsys.readouterr().out
+
+
+def test_dmrg_with_truncation_stays_variational(dmrg: Any) -> None:
+    # L = 14 at D = 8 truncates every middle bond: the energy must stay above the
+    # exact one (a Lanczos basis that lost orthogonality would go below it).
+    result = dmrg.run_dmrg(length=14, bond_dim=8, sweeps=2)
+    exact = dmrg.exact_energy(14)
+    assert exact - 1e-10 <= result["energy"] < exact + 1e-3
+    assert max(result["max_discarded_weight_per_sweep"]) < 1e-3
