@@ -22,12 +22,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 from scipy.linalg import blas as _blas
-from scipy.linalg import lapack as _flapack
 
 from ...dtype import DType
 from ...errors import LinAlgError, ValidationError
 from ._adapter import Array, LinalgCall, Shape
-from ._lapack import f2py, info_int, lwork_from, raw, ref_char, ref_int
+from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int
 
 __all__ = [
     "cholesky",
@@ -188,7 +187,7 @@ def _orgqr_lwork(dt: DType, m: int, n: int, k: int) -> int:
         info = info_int()
         raw("orgqr", dt)(
             ref_int(m), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(m, 1)),
-            probe.ctypes.data, work.ctypes.data, ref_int(-1), _byref(info),
+            probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
         )  # fmt: skip
         value = _lwork_cache[key] = lwork_from(work[0])
     return value
@@ -224,7 +223,7 @@ def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
         ]
         if dt.is_complex:
             args.append(probe.ctypes.data)
-        args += [iwork.ctypes.data, _byref(info)]
+        args += [iwork.ctypes.data, byref(info)]
         raw("gesdd", dt)(*args)
         if jobz == b"N":
             lrwork = 7 * k
@@ -233,12 +232,6 @@ def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
         sizes = (lwork_from(work[0]), max(lrwork, 1))
         _gesdd_sizes[key] = sizes
     return sizes
-
-
-def _byref(c: Any) -> Any:
-    import ctypes
-
-    return ctypes.byref(c)
 
 
 def _gesdd(
@@ -289,7 +282,7 @@ def _gesdd(
         ]
         if rwork is not None:
             args.append(rwork.ctypes.data)
-        args += [iwork.ctypes.data, _byref(info)]
+        args += [iwork.ctypes.data, byref(info)]
         # INVARIANT: u, s, vh matrices are contiguous column-major (pooled [M, N, B...]
         # arrays indexed on trailing axes), as LAPACK reads them through raw pointers.
         fn(*args)
@@ -425,12 +418,12 @@ def _lq_workspace(call: LinalgCall, dt: DType, m: int, n: int, rows: int, k: int
     info = info_int()
     raw("gelqf", dt)(
         ref_int(m), ref_int(n), probe.ctypes.data, ref_int(max(m, 1)), probe.ctypes.data,
-        work.ctypes.data, ref_int(-1), _byref(info),
+        work.ctypes.data, ref_int(-1), byref(info),
     )  # fmt: skip
     lw = lwork_from(work[0])
     raw("orglq", dt)(
         ref_int(rows), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(rows, 1)),
-        probe.ctypes.data, work.ctypes.data, ref_int(-1), _byref(info),
+        probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
     )  # fmt: skip
     return max(lw, lwork_from(work[0]))
 
@@ -458,7 +451,7 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
         np.copyto(a_s, _mat(arr, idx))
         gelqf(
             ref_int(m), ref_int(n), a_s.ctypes.data, ref_int(m), tau.ctypes.data,
-            work.ctypes.data, ref_int(lwork), _byref(info),
+            work.ctypes.data, ref_int(lwork), byref(info),
         )  # fmt: skip
         _check_info(call.op, info.value, "NOT_CONVERGED", "gelqf failed", idx)
         l_b = _mat(lo, idx)
@@ -470,7 +463,7 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
         # INVARIANT: q_b is contiguous column-major with leading dimension qr_rows.
         orglq(
             ref_int(qr_rows), ref_int(n), ref_int(k), q_b.ctypes.data, ref_int(qr_rows),
-            tau.ctypes.data, work.ctypes.data, ref_int(lwork), _byref(info),
+            tau.ctypes.data, work.ctypes.data, ref_int(lwork), byref(info),
         )  # fmt: skip
         _check_info(call.op, info.value, "NOT_CONVERGED", "orglq failed", idx)
 
@@ -846,6 +839,3 @@ def expm(call: LinalgCall, x: Any) -> None:
         # scipy allocates its own result (and the Pade temporaries); it is written
         # into the pooled output: one pass over N*N elements of the result.
         np.copyto(_mat(out, idx), scipy.linalg.expm(_mat(arr, idx)))
-
-
-_ = _flapack  # the f2py module is reached through _lapack.f2py

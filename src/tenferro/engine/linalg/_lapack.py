@@ -23,7 +23,7 @@ from scipy.linalg import lapack as _flapack
 
 from ...dtype import DType
 
-__all__ = ["PREFIX", "f2py", "raw", "ref_char", "ref_int"]
+__all__ = ["PREFIX", "byref", "f2py", "info_int", "lwork_from", "raw", "ref_char", "ref_int"]
 
 PREFIX = {DType.F32: "s", DType.F64: "d", DType.C32: "c", DType.C64: "z"}
 
@@ -79,6 +79,11 @@ def ref_int(value: int) -> Any:
 def ref_char(value: bytes) -> Any:
     """A LAPACK character argument (by address)."""
     return ctypes.byref(ctypes.c_char(value))
+
+
+def byref(value: Any) -> Any:
+    """An output argument (``info``, ``ns``) passed by address."""
+    return ctypes.byref(value)
 
 
 def info_int() -> ctypes.c_int:
