@@ -253,8 +253,10 @@ def _gesdd(
     """
     k = min(m, n)
     lwork, lrwork = _gesdd_workspace(dt, jobz, m, n)
-    a_s = call.reused("gesdd.a", m * n, dt.numpy).reshape((m, n), order="F")
+    # The workspace (the largest buffer) is taken first: the pool is best fit, and a
+    # smaller request taken first could claim the buffer the workspace fits in.
     work = call.reused("gesdd.work", lwork, dt.numpy)
+    a_s = call.reused("gesdd.a", m * n, dt.numpy).reshape((m, n), order="F")
     iwork = call.reused("gesdd.iwork", 8 * k, _I32)
     rwork = call.reused("gesdd.rwork", lrwork, dt.real.numpy) if dt.is_complex else None
     fn = raw("gesdd", dt)
@@ -335,6 +337,9 @@ def svd_truncated(
     k = min(m, n)
     rdt = dt.real
     nb = math.prod(batch)
+    if k:
+        # Largest first (see `_gesdd`): the workspace before the factor buffers.
+        call.reused("gesdd.work", _gesdd_workspace(dt, b"S", m, n)[0], dt.numpy)
     u_s = call.scratch(m * k * nb, dt.numpy).reshape((m, k, *batch), order="F")
     s_s = call.scratch(k * nb, rdt.numpy).reshape((k, *batch), order="F")
     v_s = call.scratch(k * n * nb, dt.numpy).reshape((k, n, *batch), order="F")
