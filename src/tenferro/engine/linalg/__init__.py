@@ -235,7 +235,7 @@ class LinalgOps(EngineBase):
     def vector_norm(
         self, x: Any, axes: Any = None, keepdims: bool = False, ord: float = 2
     ) -> Tensor:
-        """Vector norm over ``axes`` (None: all elements), real; BLAS ``nrm2`` for the 2-norm."""
+        """Vector norm over ``axes`` (None: all elements), real; BLAS dot for the 2-norm."""
         (n,) = run_call(
             self,
             "CpuEngine.vector_norm",
