@@ -445,3 +445,10 @@ def test_bad_input_raises_validation_error(eng: tfr.CpuEngine, call: Any, kind: 
     with pytest.raises(tfr.ValidationError) as info:
         call(eng)
     assert info.value.kind == kind and info.value.op.startswith("CpuEngine.")
+
+
+def test_eigensolver_failure_raises_not_converged(eng: tfr.CpuEngine) -> None:
+    # syevd cannot converge on NaN entries and reports it through info > 0.
+    with pytest.raises(tfr.LinAlgError) as info:
+        eng.eigh(tensor(np.full((4, 4), np.nan)))
+    assert info.value.kind == "NOT_CONVERGED" and info.value.op == "CpuEngine.eigh"
