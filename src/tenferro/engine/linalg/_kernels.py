@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from ...dtype import DType
 from ...errors import LinAlgError, ValidationError
@@ -846,7 +845,9 @@ def expm(call: LinalgCall, x: Any) -> None:
     out = call.output((n, n, *batch), dt)
     if n == 0:
         return
+    from scipy.linalg import expm as _expm  # first use only (see `_lapack.f2py`)
+
     for idx in _items(batch):
         # scipy allocates its own result (and the Pade temporaries); it is written
         # into the pooled output: one pass over N*N elements of the result.
-        np.copyto(_mat(out, idx), scipy.linalg.expm(_mat(arr, idx)))
+        np.copyto(_mat(out, idx), _expm(_mat(arr, idx)))

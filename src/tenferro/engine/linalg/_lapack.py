@@ -18,8 +18,6 @@ import threading
 from typing import Any
 
 import numpy as np
-from scipy.linalg import cython_lapack
-from scipy.linalg import lapack as _flapack
 
 from ...dtype import DType
 
@@ -48,7 +46,11 @@ def _name(name: str, dtype: DType) -> str:
 
 def f2py(name: str, dtype: DType) -> Any:
     """The ``scipy.linalg.lapack`` wrapper of routine ``name`` for ``dtype``."""
-    return getattr(_flapack, _name(name, dtype))
+    # Imported on first use: scipy.linalg costs most of a second at import, and
+    # `import tenferro` should not pay it before any factorisation runs.
+    from scipy.linalg import lapack
+
+    return getattr(lapack, _name(name, dtype))
 
 
 def raw(name: str, dtype: DType) -> Any:
@@ -60,6 +62,8 @@ def raw(name: str, dtype: DType) -> Any:
     full = _name(name, dtype)
     fn = _raw_cache.get(full)
     if fn is None:
+        from scipy.linalg import cython_lapack  # first use only (see `f2py`)
+
         with _lock:
             capsule = cython_lapack.__pyx_capi__[full]
             ptr = _capi.PyCapsule_GetPointer(capsule, _capi.PyCapsule_GetName(capsule))
