@@ -122,14 +122,20 @@ def _leading(t: Tensor, nb: int, core: int = 2) -> ArrayLike:
 
 # ---------------------------------------------------------------------- array API functions
 def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
-    """``(U, S, Vh)`` with ``U @ diag(S) @ Vh == x``; S descending (array API ``svd``)."""
+    """``(U, S, Vh)`` with ``U @ diag(S) @ Vh == x``; S descending (array API ``svd``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.svd")
     u, s, vh = default_engine().svd(a, full_matrices=full_matrices)
     return SVDResult(_leading(u, nb), _leading(s, nb, 1), _leading(vh, nb))  # type: ignore[arg-type]
 
 
 def svdvals(x: Any, /) -> ArrayLike:
-    """Singular values, descending (array API ``svdvals``)."""
+    """Singular values, descending (array API ``svdvals``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.svdvals")
     return _leading(default_engine().svdvals(a), nb, 1)
 
@@ -142,7 +148,10 @@ def svd_truncated(
     cutoff: float = 0.0,
     cutoff_mode: str = "relative",
 ) -> TruncatedSVDResult:
-    """Thin SVD truncated to ``max_rank`` and ``cutoff`` (see `CpuEngine.svd_truncated`)."""
+    """Thin SVD truncated to ``max_rank`` and ``cutoff`` (see `CpuEngine.svd_truncated`).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.svd_truncated")
     u, s, vh, d = default_engine().svd_truncated(a, max_rank, cutoff, cutoff_mode)
     return TruncatedSVDResult(
@@ -154,41 +163,59 @@ def svd_truncated(
 
 
 def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
-    """``(Q, R)`` with ``Q @ R == x`` (array API ``qr``; mode 'reduced' or 'complete')."""
+    """``(Q, R)`` with ``Q @ R == x`` (array API ``qr``; mode 'reduced' or 'complete').
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.qr")
     q, r = default_engine().qr(a, mode)
     return QRResult(_leading(q, nb), _leading(r, nb))  # type: ignore[arg-type]
 
 
 def lq(x: Any, /, *, mode: str = "reduced") -> LQResult:
-    """``(L, Q)`` with ``L @ Q == x`` (mode 'reduced' or 'complete')."""
+    """``(L, Q)`` with ``L @ Q == x`` (mode 'reduced' or 'complete').
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.lq")
     lo, q = default_engine().lq(a, mode)
     return LQResult(_leading(lo, nb), _leading(q, nb))  # type: ignore[arg-type]
 
 
 def eigh(x: Any, /, *, UPLO: str = "L") -> EighResult:
-    """``(eigenvalues, eigenvectors)`` of Hermitian matrices, eigenvalues ascending."""
+    """``(eigenvalues, eigenvectors)`` of Hermitian matrices, eigenvalues ascending.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.eigh")
     w, v = default_engine().eigh(a, UPLO)
     return EighResult(_leading(w, nb, 1), _leading(v, nb))  # type: ignore[arg-type]
 
 
 def eigvalsh(x: Any, /, *, UPLO: str = "L") -> ArrayLike:
-    """Eigenvalues of Hermitian matrices, ascending (array API ``eigvalsh``)."""
+    """Eigenvalues of Hermitian matrices, ascending (array API ``eigvalsh``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.eigvalsh")
     return _leading(default_engine().eigvalsh(a, UPLO), nb, 1)
 
 
 def eig(x: Any, /) -> EigResult:
-    """``(eigenvalues, eigenvectors)`` of general square matrices; always complex."""
+    """``(eigenvalues, eigenvectors)`` of general square matrices; always complex.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.eig")
     w, v = default_engine().eig(a)
     return EigResult(_leading(w, nb, 1), _leading(v, nb))  # type: ignore[arg-type]
 
 
 def cholesky(x: Any, /, *, upper: bool = False) -> ArrayLike:
-    """Cholesky factor (array API ``cholesky``): L (or U with ``upper=True``)."""
+    """Cholesky factor (array API ``cholesky``): L (or U with ``upper=True``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.cholesky")
     return _leading(default_engine().cholesky(a, upper), nb)
 
@@ -216,13 +243,19 @@ def _rhs(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
 
 
 def solve(x1: Any, x2: Any, /) -> ArrayLike:
-    """X with ``x1 @ X == x2`` (array API ``solve``; x2 is ``(..., M, K)`` or ``(M,)``)."""
+    """X with ``x1 @ X == x2`` (array API ``solve``; x2 is ``(..., M, K)`` or ``(M,)``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, b, nb, _vector = _rhs(x1, x2, "linalg.solve")
     return _leading(default_engine().solve(a, b), nb)
 
 
 def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
-    """Least squares for 2-D ``x1`` (see `CpuEngine.lstsq`); numpy's result order."""
+    """Least squares for 2-D ``x1`` (see `CpuEngine.lstsq`); numpy's result order.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     if _ndim(x1, "linalg.lstsq") != 2:
         raise ValidationError(
             "linalg.lstsq",
@@ -233,31 +266,46 @@ def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
 
 
 def inv(x: Any, /) -> ArrayLike:
-    """Inverse of square matrices (array API ``inv``)."""
+    """Inverse of square matrices (array API ``inv``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.inv")
     return _leading(default_engine().inv(a), nb)
 
 
 def det(x: Any, /) -> Tensor:
-    """Determinants, shape ``(...)`` (array API ``det``)."""
+    """Determinants, shape ``(...)`` (array API ``det``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, _ = _trailing(x, "linalg.det")
     return default_engine().det(a)
 
 
 def slogdet(x: Any, /) -> SlogdetResult:
-    """``(sign, logabsdet)``, shape ``(...)`` each (array API ``slogdet``)."""
+    """``(sign, logabsdet)``, shape ``(...)`` each (array API ``slogdet``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, _ = _trailing(x, "linalg.slogdet")
     return default_engine().slogdet(a)
 
 
 def pinv(x: Any, /, *, rtol: float | None = None) -> ArrayLike:
-    """Moore-Penrose pseudo-inverse (array API ``pinv``)."""
+    """Moore-Penrose pseudo-inverse (array API ``pinv``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.pinv")
     return _leading(default_engine().pinv(a, rtol), nb)
 
 
 def matrix_rank(x: Any, /, *, rtol: float | None = None) -> int:
-    """Numerical rank of a 2-D matrix: singular values above ``rtol * s[0]``."""
+    """Numerical rank of a 2-D matrix: singular values above ``rtol * s[0]``.
+
+    Ownership: **borrows** the input; returns a Python int.
+    """
     import numpy as np
 
     if _ndim(x, "linalg.matrix_rank") != 2:
@@ -273,7 +321,10 @@ def matrix_rank(x: Any, /, *, rtol: float | None = None) -> int:
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> ArrayLike:
-    """Matrix norm over the last two axes (array API ``matrix_norm``)."""
+    """Matrix norm over the last two axes (array API ``matrix_norm``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.matrix_norm")
     out = default_engine().matrix_norm(a, ord)
     if not keepdims:
@@ -284,7 +335,10 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Array
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: float = 2) -> Tensor:
-    """Vector norm over ``axis`` (None: all elements; array API ``vector_norm``)."""
+    """Vector norm over ``axis`` (None: all elements; array API ``vector_norm``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     _ndim(x, "linalg.vector_norm")
     return default_engine().vector_norm(x, axis, keepdims, ord)
 
@@ -295,6 +349,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     ``axis=None``: the 2-norm of all elements when ``ord`` is None, else the
     matrix norm of a 2-D ``x`` or the vector norm of a 1-D ``x``; an int axis:
     vector norms; a pair of axes: matrix norms over them.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
     op = "linalg.norm"
     nd = _ndim(x, op)
@@ -326,13 +382,19 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 
 def expm(x: Any, /) -> ArrayLike:
-    """Matrix exponential of square matrices (``scipy.linalg.expm`` per matrix)."""
+    """Matrix exponential of square matrices (``scipy.linalg.expm`` per matrix).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x, "linalg.expm")
     return _leading(default_engine().expm(a), nb)
 
 
 def matmul(x1: Any, x2: Any, /) -> ArrayLike:
-    """Matrix product (array API ``matmul``), on the default engine."""
+    """Matrix product (array API ``matmul``), on the default engine.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
     a, nb = _trailing(x1, "linalg.matmul")
     b, nb2 = _trailing(x2, "linalg.matmul")
     if nb != nb2:
@@ -345,7 +407,10 @@ def matmul(x1: Any, x2: Any, /) -> ArrayLike:
 
 
 def matrix_transpose(x: Any, /) -> TensorView:
-    """The last two axes swapped: a view, no copy (array API ``matrix_transpose``)."""
+    """The last two axes swapped (array API ``matrix_transpose``).
+
+    Ownership: **borrows**: a view of the same memory, no copy.
+    """
     nd = _ndim(x, "linalg.matrix_transpose")
     if nd < 2:
         raise ValidationError(

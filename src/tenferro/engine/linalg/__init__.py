@@ -116,12 +116,17 @@ class LinalgOps(EngineBase):
         >>> u, s, vh = eng.svd(a)
         >>> u.shape, s.to_numpy().tolist(), vh.shape
         ((3, 2), [4.0, 3.0], (2, 2))
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
         u, s, vh = run_call(self, "CpuEngine.svd", K.svd, a, full_matrices, True)
         return SVDResult(u, s, vh)
 
     def svdvals(self, a: Any) -> Tensor:
-        """Singular values ``[K, B...]`` (descending) of each matrix, without vectors."""
+        """Singular values ``[K, B...]`` (descending) of each matrix, without vectors.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (s,) = run_call(self, "CpuEngine.svdvals", K.svd, a, False, False)
         return s
 
@@ -138,6 +143,8 @@ class LinalgOps(EngineBase):
         ``s < cutoff``. At least one value is kept. ``discarded`` ``[B...]`` is the sum
         of the squares of the dropped values. In a batch the kept rank is the largest
         over the matrices; a matrix that keeps fewer has zeros in S past its own rank.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
         if cutoff_mode not in ("relative", "absolute"):
             from ...errors import ValidationError
@@ -159,52 +166,82 @@ class LinalgOps(EngineBase):
         return TruncatedSVDResult(u, s, vh, d)
 
     def qr(self, a: Any, mode: str = "reduced") -> QRResult:
-        """QR decomposition (``?geqrf`` + ``?orgqr``/``?ungqr``), ``mode`` reduced or complete."""
+        """QR decomposition (``?geqrf`` + ``?orgqr``/``?ungqr``), ``mode`` reduced or complete.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         q, r = run_call(self, "CpuEngine.qr", K.qr, a, mode)
         return QRResult(q, r)
 
     def lq(self, a: Any, mode: str = "reduced") -> LQResult:
-        """LQ decomposition (``?gelqf`` + ``?orglq``/``?unglq``), ``mode`` reduced or complete."""
+        """LQ decomposition (``?gelqf`` + ``?orglq``/``?unglq``), ``mode`` reduced or complete.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         lo, q = run_call(self, "CpuEngine.lq", K.lq, a, mode)
         return LQResult(lo, q)
 
     def eigh(self, a: Any, uplo: str = "L") -> EighResult:
-        """Eigen-decomposition of Hermitian matrices (``?syevd``/``?heevd``), reading ``uplo``."""
+        """Eigen-decomposition of Hermitian matrices (``?syevd``/``?heevd``), reading ``uplo``.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         w, v = run_call(self, "CpuEngine.eigh", K.eigh, a, uplo, True)
         return EighResult(w, v)
 
     def eigvalsh(self, a: Any, uplo: str = "L") -> Tensor:
-        """Eigenvalues ``[N, B...]`` (ascending, real) of Hermitian matrices."""
+        """Eigenvalues ``[N, B...]`` (ascending, real) of Hermitian matrices.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (w,) = run_call(self, "CpuEngine.eigvalsh", K.eigh, a, uplo, False)
         return w
 
     def eig(self, a: Any) -> EigResult:
-        """Eigenvalues and right eigenvectors of general square matrices (``?geev``), complex."""
+        """Eigenvalues and right eigenvectors of general square matrices (``?geev``), complex.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         w, v = run_call(self, "CpuEngine.eig", K.eig, a)
         return EigResult(w, v)
 
     def cholesky(self, a: Any, upper: bool = False) -> Tensor:
-        """Cholesky factor (``?potrf``): L with ``L L^H = A``, or U with ``U^H U = A``."""
+        """Cholesky factor (``?potrf``): L with ``L L^H = A``, or U with ``U^H U = A``.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (c,) = run_call(self, "CpuEngine.cholesky", K.cholesky, a, upper)
         return c
 
     def solve(self, a: Any, b: Any) -> Tensor:
-        """X with ``A X = B`` (``?gesv``); b is ``[N, K, B...]`` or ``[N, B...]``."""
+        """X with ``A X = B`` (``?gesv``); b is ``[N, K, B...]`` or ``[N, B...]``.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (x,) = run_call(self, "CpuEngine.solve", K.solve, a, b)
         return x
 
     def inv(self, a: Any) -> Tensor:
-        """Inverse of each square matrix (``?getrf`` + ``?getri``, in the output's buffer)."""
+        """Inverse of each square matrix (``?getrf`` + ``?getri``, in the output's buffer).
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (x,) = run_call(self, "CpuEngine.inv", K.inv, a)
         return x
 
     def det(self, a: Any) -> Tensor:
-        """Determinant ``[B...]`` of each square matrix (LU); 0 for a singular one."""
+        """Determinant ``[B...]`` of each square matrix (LU); 0 for a singular one.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (d,) = run_call(self, "CpuEngine.det", K.det, a)
         return d
 
     def slogdet(self, a: Any) -> SlogdetResult:
-        """Sign and log of the absolute determinant, ``[B...]`` each."""
+        """Sign and log of the absolute determinant, ``[B...]`` each.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         s, la = run_call(self, "CpuEngine.slogdet", K.slogdet, a)
         return SlogdetResult(s, la)
 
@@ -215,6 +252,8 @@ class LinalgOps(EngineBase):
         ``eps * max(M, N)``). ``residuals``: sums of squared residuals per
         right-hand side when M > N (NaN for a rank-deficient matrix), else shape
         ``(0,)``. ``rank``: I64 ``[B...]``.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
         x, res, rank, sv = run_call(self, "CpuEngine.lstsq", K.lstsq, a, b, rcond)
         return LstsqResult(x, res, rank, sv)
@@ -223,19 +262,27 @@ class LinalgOps(EngineBase):
         """Moore-Penrose pseudo-inverse ``[N, M, B...]`` via the SVD.
 
         Singular values ``<= rtol * s[0]`` are treated as zero (default ``eps * max(M, N)``).
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
         (p,) = run_call(self, "CpuEngine.pinv", K.pinv, a, rtol)
         return p
 
     def matrix_norm(self, a: Any, ord: Any = "fro") -> Tensor:
-        """Matrix norm ``[B...]`` (real): 'fro', 'nuc', 1, -1, 2, -2, inf, -inf."""
+        """Matrix norm ``[B...]`` (real): 'fro', 'nuc', 1, -1, 2, -2, inf, -inf.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (n,) = run_call(self, "CpuEngine.matrix_norm", K.matrix_norm, a, ord)
         return n
 
     def vector_norm(
         self, x: Any, axes: Any = None, keepdims: bool = False, ord: float = 2
     ) -> Tensor:
-        """Vector norm over ``axes`` (None: all elements), real; BLAS dot for the 2-norm."""
+        """Vector norm over ``axes`` (None: all elements), real; BLAS dot for the 2-norm.
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (n,) = run_call(
             self,
             "CpuEngine.vector_norm",
@@ -248,6 +295,9 @@ class LinalgOps(EngineBase):
         return n
 
     def expm(self, a: Any) -> Tensor:
-        """Matrix exponential of each square matrix (``scipy.linalg.expm``)."""
+        """Matrix exponential of each square matrix (``scipy.linalg.expm``).
+
+        Ownership: **borrows** the operands (never modified); results are new pooled tensors.
+        """
         (e,) = run_call(self, "CpuEngine.expm", K.expm, a)
         return e
