@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
             for who in order:
                 runs[who].append(_spawn(case, who, params, False))
         traced = {who: _spawn(case, who, params, True) for who in runs}
-        row = {"case": case, "params": params}
+        row: dict[str, Any] = {"case": case, "params": params}
         for who, rs in runs.items():
             row[who] = {
                 "median_seconds": statistics.median(r["seconds"] for r in rs),

@@ -36,7 +36,7 @@ def heisenberg_mpo() -> Array:
     return w
 
 
-def _einsum(subscripts: str, *ops: Array) -> Array:
+def _einsum(subscripts: str, *ops: Any) -> Array:
     """opt_einsum's ``contract`` on numpy arrays (pairwise ``np.tensordot``/BLAS).
 
     ``np.einsum(optimize=...)`` runs some pairwise steps of these networks in its
@@ -74,10 +74,10 @@ class Dmrg:
         for i in range(length - 1, 0, -1):
             self.right[i] = self._grow_right(self.right[i + 1], self.mps[i])
 
-    def _grow_left(self, env: Array, a: Array) -> Array:
+    def _grow_left(self, env: Array | None, a: Array) -> Array:
         return _einsum("awb,atx,wvts,bsy->xvy", env, a, self.w, a)
 
-    def _grow_right(self, env: Array, b: Array) -> Array:
+    def _grow_right(self, env: Array | None, b: Array) -> Array:
         return _einsum("xtg,vuts,ysh,guh->xvy", b, self.w, b, env)
 
     def _apply(self, lenv: Array, renv: Array, theta: Array) -> Array:

@@ -61,7 +61,8 @@ def _boundary(index: int) -> tfr.Tensor:
 def _reshape(x: Any, shape: tuple[int, ...]) -> tfr.TensorView:
     """A reshaped view of a compact tensor or view: the same memory, no copy."""
     view = x.as_view() if isinstance(x, tfr.Tensor) else x
-    return view.reshape_view(shape)
+    reshaped: tfr.TensorView = view.reshape_view(shape)
+    return reshaped
 
 
 def _scalar(t: tfr.Tensor) -> float:
