@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from . import linalg
 from .copies import CopyStats, copy_stats, forbid_copies
 from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
@@ -17,6 +18,7 @@ from .errors import (
     HostAccessError,
     IndexOutOfRangeError,
     InteropError,
+    LinAlgError,
     MovedTensorError,
     OutOfMemoryError,
     PromotionError,
@@ -86,6 +88,7 @@ __all__ = [
     "HostWriteGuard",
     "IndexOutOfRangeError",
     "InteropError",
+    "LinAlgError",
     "MemoryKind",
     "MovedTensorError",
     "OutOfMemoryError",
@@ -126,6 +129,7 @@ __all__ = [
     "uint16",
     "uint32",
     "uint64",
+    "linalg",
 ]
 __all__ += _NAMESPACE_PUBLIC
 __all__ += ["fft"]

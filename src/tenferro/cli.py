@@ -28,6 +28,7 @@ BENCH_MODULES = (
     "sweep",
     "namespace",
     "einsum",
+    "linalg",
 )
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "AccessError",
     "BorrowError",
@@ -18,6 +20,7 @@ __all__ = [
     "HostAccessError",
     "IndexOutOfRangeError",
     "InteropError",
+    "LinAlgError",
     "MovedTensorError",
     "OutOfMemoryError",
     "PromotionError",
@@ -146,3 +149,14 @@ class IndexOutOfRangeError(ValidationError, IndexError):
     """An index names an element outside an axis (also an IndexError)."""
 
     default_kind = "INDEX_OUT_OF_RANGE"
+
+
+class LinAlgError(TenferroError, np.linalg.LinAlgError):
+    """A factorisation failed: no convergence, a singular or a non-positive-definite matrix.
+
+    Also a ``numpy.linalg.LinAlgError``, so code written for numpy catches it.
+    ``batch_index`` names the failing matrix of a batched call (``()`` for a single
+    matrix); kinds: NOT_CONVERGED, SINGULAR, NOT_POSITIVE_DEFINITE.
+    """
+
+    default_kind = "LINALG"

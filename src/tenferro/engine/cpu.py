@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from .contraction import ContractionOps
 from .elementwise import ElementwiseOps
 from .fusion import FusionOps
+from .linalg import LinalgOps
 from .pool import BufferPool, BufferPoolCacheStats, BufferPoolStats, check_limit
 from .reduction import ReductionOps
 from .structural import StructuralOps
@@ -141,7 +142,7 @@ def default_engine() -> CpuEngine:
 
 
 # ---------------------------------------------------------------------- the engine
-class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, FusionOps):
+class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, FusionOps, LinalgOps):
     """The CPU engine: numpy/BLAS kernels writing into pooled, uninitialised outputs.
 
     ``threads``: BLAS and numexpr thread count (and the fused evaluator's workers),
