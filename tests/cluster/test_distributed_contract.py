@@ -317,3 +317,12 @@ def test_killed_worker_still_gives_the_right_answer_and_leaves_no_segment(
     np.testing.assert_allclose(got.to_numpy(), reference(eq, arrays), rtol=RTOL)
     for name in report.shared_segments:
         assert not Path("/dev/shm", name).exists()
+
+
+def test_distributed_demo_checks_its_value_and_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    from tenferro.cli import main
+
+    assert main(["distributed-demo", "--workers", "1", "--side", "3", "--bond", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "ok: the cluster's value equals the in-process value" in out
+    assert "ok: every intermediate stayed within the budget" in out

@@ -175,8 +175,8 @@ def _contract_here(
     return partials[0], (worker,)
 
 
-def _check_client(client: Any) -> dict[str, Any]:
-    """The scheduler's worker table; refuses a closed client or one without workers."""
+def _check_client(client: Any) -> dict[str, int]:
+    """Each worker's thread count; refuses a closed client or one without workers."""
     status = getattr(client, "status", None)
     if status != "running":
         raise RuntimeStateError(
@@ -185,7 +185,7 @@ def _check_client(client: Any) -> dict[str, Any]:
             "distributed.Client (or client=None to contract in this process)",
             kind="CLIENT_CLOSED",
         )
-    workers: dict[str, Any] = client.scheduler_info(n_workers=-1)["workers"]
+    workers: dict[str, int] = client.nthreads()  # asks the scheduler now
     if not workers:
         raise RuntimeStateError(
             _OP,
@@ -218,7 +218,7 @@ def _contract_on(
         same = all(tuple(h) == here for h in hosts.values()) and os.path.isdir("/dev/shm")
         transport = "shared_memory" if same else "scatter"
     cid = uuid.uuid4().hex
-    threads = sum(int(info.get("nthreads", 1)) for info in workers.values())
+    threads = sum(workers.values())
     groups = _groups(plan.nslices, _GROUPS_PER_THREAD * threads)
     shared: list[Tensor] = []
     futures: list[Any] = []
