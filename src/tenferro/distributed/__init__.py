@@ -7,7 +7,7 @@ docs/distributed.md.
 
 from __future__ import annotations
 
+from ._contract import contract, sliced_tree
 from ._report import ContractionReport, WorkerReport
-from .contract import contract, sliced_tree
 
 __all__ = ["ContractionReport", "WorkerReport", "contract", "sliced_tree"]

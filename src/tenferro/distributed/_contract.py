@@ -71,12 +71,11 @@ def contract(
 
     >>> import numpy as np, tenferro as tfr
     >>> from tenferro.distributed import contract
-    >>> a = tfr.from_numpy(np.asfortranarray(np.ones((8, 8))))
-    >>> b = tfr.from_numpy(np.asfortranarray(np.ones((8, 8))))
-    >>> t, report = contract("ij,jk->", a, b, memory_budget=64, progress=False,
+    >>> ring = [tfr.from_numpy(np.full((16, 16), 0.5, order="F")) for _ in range(4)]
+    >>> t, report = contract("ab,bc,cd,da->", *ring, memory_budget=512, progress=False,
     ...                      return_report=True)
-    >>> float(t.to_numpy()), report.slices > 1, report.largest_intermediate_bytes <= 64
-    (512.0, True, True)
+    >>> float(t.to_numpy()), report.slices, report.largest_intermediate_bytes <= 512
+    (4096.0, 16, True)
     """
     start_time = time.perf_counter()
     if transport not in _TRANSPORTS:
