@@ -147,6 +147,21 @@ def test_each_operand_reaches_each_worker_once(client: Any) -> None:
     assert report.bytes_sent_to_workers == 2 * sum(a.nbytes for a in arrays)
 
 
+def test_scattered_operands_are_adopted_by_workers_without_a_copy(client: Any) -> None:
+    eq, arrays = network(21, n=8)
+    ts = tensors(arrays)
+    _, report = contract(
+        eq,
+        *ts,
+        client=client,
+        memory_budget=budget_for(eq, ts, 2, 64),
+        progress=False,
+        return_report=True,
+        transport="scatter",
+    )
+    assert [w.bytes_copied for w in report.workers] == [0, 0]
+
+
 def test_each_worker_engine_reuses_its_pool(client: Any) -> None:
     eq, arrays = network(14, n=10)
     ts = tensors(arrays)

@@ -72,7 +72,7 @@ def run(quick: bool = False) -> list[CaseResult]:
     import tenferro as tfr
     from tenferro.distributed import contract, sliced_tree
 
-    side, bond, fraction = (4, 8, 8) if quick else (4, 12, 4)
+    side, bond, fraction = (4, 8, 8) if quick else (4, 10, 4)
     eq, arrays = lattice(side, bond)
     operands = [tfr.from_numpy(a.copy(order="F")) for a in arrays]
     whole = sliced_tree(eq, *operands, memory_budget=1 << 40).max_size() * 8

@@ -228,8 +228,10 @@ def _contract_on(
             shared = [domain.copy_from(t) for t in operands]
             payloads = [w.OperandPayload(cid, s.share_handle()) for s in shared]
         else:
-            # A zero-copy read-only view; Dask pickles it once per worker.
-            payloads = [w.OperandPayload(cid, t.to_numpy()) for t in operands]
+            # One named copy here, writable: Dask keeps writability across the wire,
+            # so each worker adopts what it receives without copying again (a
+            # read-only view would arrive read-only, and every worker would copy).
+            payloads = [w.OperandPayload(cid, t.to_numpy(copy=True)) for t in operands]
         sent = sum(p.nbytes for p in payloads) * len(workers)
         payload_futs = client.scatter(payloads, broadcast=True, hash=False)
         plan_fut = client.scatter(plan, broadcast=True, hash=False)
