@@ -6,7 +6,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..domains import SharedMemoryDomain
@@ -221,6 +221,7 @@ def _contract_on(
     groups = _groups(plan.nslices, _GROUPS_PER_THREAD * threads)
     shared: list[Tensor] = []
     futures: list[Any] = []
+    stats: dict[str, Any] | None = None
     try:
         if transport == "shared_memory":
             domain = SharedMemoryDomain()
@@ -269,9 +270,15 @@ def _contract_on(
     finally:
         for f in futures:
             f.release()
+        if stats is None and client.status == "running":
+            # A failed contraction: still make the workers forget its operands now.
+            with suppress(Exception):
+                client.run(w.collect_stats, cid, on_error="return")
         segments = tuple(s.share_handle().name for s in shared)
         # Dropping the owner's tensors removes the segments (workers only read them).
         del shared[:]
+    # INVARIANT: reaching here means the try block finished, so stats were collected.
+    assert stats is not None
     workers_report = tuple(
         WorkerReport(
             address=addr,
