@@ -93,7 +93,7 @@ def _parallel_efficiency(client: Any, n: int) -> float:
     client.submit(_spin, n, pure=False).result()
     one = time.perf_counter() - t0
     t0 = time.perf_counter()
-    wait([client.submit(_spin, n, pure=False) for _ in range(2)])
+    wait([client.submit(_spin, n, pure=False) for _ in range(2)])  # type: ignore[no-untyped-call]
     two = time.perf_counter() - t0
     return 2 * one / two
 
