@@ -23,9 +23,15 @@ RTOL = 1e-12
 
 @pytest.fixture(scope="module")
 def client() -> Any:
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
+    import dask
+
+    # Dask's active memory manager drops broadcast replicas once fewer tasks wait for
+    # them, at moments that depend on timing; a later task then fetches the operand
+    # again. Off here, so the receipt count measures what contract sends.
+    with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
     c = distributed.Client(cluster)
     yield c
     c.close()

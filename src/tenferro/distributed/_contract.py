@@ -234,8 +234,8 @@ def _contract_on(
             # read-only view would arrive read-only, and every worker would copy).
             payloads = [w.OperandPayload(cid, t.to_numpy(copy=True)) for t in operands]
         sent = sum(p.nbytes for p in payloads) * len(workers)
-        payload_futs = client.scatter(payloads, broadcast=True, hash=False)
-        plan_fut = client.scatter(plan, broadcast=True, hash=False)
+        # One broadcast for the plan and every operand: one round trip.
+        *payload_futs, plan_fut = client.scatter([*payloads, plan], broadcast=True, hash=False)
         futures.extend(payload_futs)
         futures.append(plan_fut)
         parts = [
