@@ -1,6 +1,6 @@
 """Sliced lattice contraction on a Dask LocalCluster: tenferro vs the cotengra + Dask loop.
 
-Run: ``.venv/bin/python benchmarks/bench_distributed.py [--quick]`` (also
+Run: ``.venv/bin/python benchmarks/bench_distributed.py [--quick] [--bond N]`` (also
 ``python -m tenferro bench --only distributed``). Prints medians, ratios and
 each contender's per-worker peak memory.
 """
@@ -14,7 +14,9 @@ from tenferro.bench.harness import print_results
 
 
 def main() -> None:
-    results = run(quick="--quick" in sys.argv[1:])
+    args = sys.argv[1:]
+    bond = int(args[args.index("--bond") + 1]) if "--bond" in args else None
+    results = run(quick="--quick" in args, bond=bond)
     print_results(results)
     for r in results:
         for key in ("peak_worker_bytes", "bytes_sent"):
