@@ -122,6 +122,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "linalg",
     "nan",
     "newaxis",
     "pi",
@@ -129,7 +130,6 @@ __all__ = [
     "uint16",
     "uint32",
     "uint64",
-    "linalg",
 ]
 __all__ += _NAMESPACE_PUBLIC
 __all__ += ["fft"]

@@ -91,8 +91,11 @@ class LinalgCall:
         eng = self._eng
         outs = self._outs
         self._outs = []
+        # INVARIANT: run_call cleared the failed kernel's frames first, so no array
+        # over these buffers survives in the traceback (the rule EngineBase.run keeps
+        # by dropping instead).
         for owner, *_ in outs:
-            eng.give_back(owner)
+            eng._pool.recycle(owner, 0)
 
     def _close(self) -> None:
         pool = self._eng._pool
