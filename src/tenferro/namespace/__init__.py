@@ -15,6 +15,7 @@ from .. import _array_methods
 from . import _autoray
 from ._contraction import (
     diag as diag,
+    diagonal as diagonal,
 )
 from ._contraction import (
     dot as dot,
@@ -230,6 +231,12 @@ from ._numpy_style import (
 )
 from ._numpy_style import (
     copy as copy,
+)
+from ._numpy_style import (
+    cumprod as cumprod,
+)
+from ._numpy_style import (
+    cumsum as cumsum,
 )
 from ._numpy_style import (
     isclose as isclose,
@@ -449,9 +456,12 @@ __all__ = PUBLIC = [
     "cos",
     "cosh",
     "count_nonzero",
+    "cumprod",
+    "cumsum",
     "cumulative_prod",
     "cumulative_sum",
     "diag",
+    "diagonal",
     "diff",
     "divide",
     "dot",
