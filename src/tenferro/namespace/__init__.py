@@ -15,6 +15,8 @@ from .. import _array_methods
 from . import _autoray
 from ._contraction import (
     diag as diag,
+)
+from ._contraction import (
     diagonal as diagonal,
 )
 from ._contraction import (
