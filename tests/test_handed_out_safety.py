@@ -17,7 +17,7 @@ from tenferro.storage.host import HostBuffer
 
 
 def _writable_arrays_in(tb: types.TracebackType | None) -> list[np.ndarray]:
-    """Every writable ndarray a traceback's frames hold in their locals (or in a list or tuple there).
+    """Every writable ndarray a traceback's frames hold in locals (or in a list or tuple).
 
     The first frame is the test's own (it caught the error): reading its
     ``f_locals`` would cache a snapshot of the test's locals in it.
