@@ -11,10 +11,14 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+# The default profile is derandomized: a CI run must give the same verdict every
+# time (a random draw that finds a new edge case belongs to a local soak with the
+# thorough profile, which stays random, and then to a regression test).
 settings.register_profile(
     "default",
     max_examples=40,
     deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(

@@ -69,7 +69,9 @@ def arrays(dtype: str, shape: Any = shapes, small: bool = False) -> st.SearchStr
     elif dtype in COMPLEX:
         # Complex infinities are special cases where numpy's loops and the standard differ.
         elements = st.complex_numbers(
-            max_magnitude=100,
+            # exp-like functions overflow complex64 beyond ~88, where the standard's
+            # special cases and numpy's loops give different infinities/NaNs.
+            max_magnitude=10,
             allow_nan=False,
             allow_infinity=False,
             allow_subnormal=False,

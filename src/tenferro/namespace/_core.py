@@ -101,7 +101,7 @@ def operand_dtype(args: tuple[Any, ...], op: str) -> DType:
         if isinstance(a, ARRAY_TYPES):
             d = a.dtype
             dt = d if dt is None else promote_types(dt, d, op)
-        elif not is_py_scalar(a) and a is not None:
+        elif not is_py_scalar(a):
             raise ValidationError(
                 op,
                 f"operands must be tenferro arrays or Python scalars, got "
