@@ -259,7 +259,7 @@ def test_comparison_with_a_non_array_falls_back_to_identity() -> None:
 
 def test_an_operator_with_none_is_a_typed_refusal() -> None:
     x = tfr.asarray([1.0, 2.0])
-    with pytest.raises(tfr.ValidationError, match="INVALID_OPERAND|tenferro arrays or Python"):
+    with pytest.raises(tfr.ValidationError, match="tenferro arrays or Python scalars"):
         x**None  # type: ignore[operator]
     with pytest.raises(tfr.ValidationError):
         tfr.add(x, None)
