@@ -22,10 +22,10 @@ from .errors import (
     TenferroError,
     ValidationError,
 )
+from .group import AllocationGroup, DescriptorSlot
 from .guards import HostReadGuard, HostWriteGuard
 from .interop import from_dlpack
 from .placement import MemoryKind, Placement
-from .storage.group import AllocationGroup, DescriptorSlot
 from .storage.identity import AllocationDomainId, AllocationId, AllocationKey
 from .tensor import Tensor, from_numpy
 from .view import TensorView, TensorViewMut

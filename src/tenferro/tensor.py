@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
+from . import _services
 from .borrow import _WriteMemory, as_memoryview
 from .copies import record_copy
 from .dtype import DType, as_dtype, dtype_of_array
@@ -25,10 +26,10 @@ from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
 from .layout import col_major_strides, normalize_shape, shape_size
 from .placement import HOST_PLACEMENT, Placement
 from .storage.host import HostBuffer, read_only_refusal, shared_refusal
+from .view import TensorView, TensorViewMut
 
 if TYPE_CHECKING:
     from .storage.identity import AllocationDomainId, AllocationId
-    from .view import TensorView, TensorViewMut
 
 __all__ = ["Tensor", "from_numpy"]
 
@@ -36,19 +37,9 @@ R = TypeVar("R")
 Shape = tuple[int, ...]
 
 
-_default_engine: Any = None
-
-
 def _eng() -> Any:
-    # Resolved on first use so the storage layer does not import the engine; cached
-    # because an import statement per operator call costs as much as a small add.
-    global _default_engine
-    get = _default_engine
-    if get is None:
-        from .engine import default_engine as get
-
-        _default_engine = get
-    return get()
+    # The engine sits above this layer: `tenferro.engine` registers its getter.
+    return _services.default_engine()
 
 
 class Tensor:
@@ -375,19 +366,13 @@ class Tensor:
         Ownership: **borrows** (the capsule is a live alias) or, with ``copy=True``,
         **copies** into a buffer the consumer owns. See docs/interop.md.
         """
-        from .interop.dlpack import export_dlpack
-
-        return export_dlpack(self, None, stream, max_version, dl_device, copy)
+        return _services.export_dlpack(self, None, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        from .interop.dlpack import dlpack_device
-
-        return dlpack_device(self)
+        return _services.dlpack_device(self)
 
     def as_view(self) -> TensorView:
         """A strided read-only view sharing the buffer. Ownership: **borrows**."""
-        from .view import TensorView
-
         op = "Tensor.as_view"
         buf, offset = self._resolve(op)
         st = self._st
@@ -426,8 +411,6 @@ class Tensor:
 
         Ownership: **borrows exclusively** until the block ends.
         """
-        from .view import TensorViewMut
-
         op = "Tensor.as_view_mut"
         buf, offset = self._resolve(op)
         borrow = ExclusiveBorrow(buf, op)
@@ -465,9 +448,7 @@ class Tensor:
         op = "Tensor.into_vec_col_major"
         st = self._live(op)
         if st.__class__ is not HostBuffer:
-            from .storage.group import group_into_vec
-
-            flat = group_into_vec(self, op)
+            flat = _services.group_into_vec(self, op)
             return self._shape, flat
         # The buffer leaves tenferro for good: claim it so that a reader on another
         # thread that picked it up just before cannot read it after the move.
@@ -503,9 +484,7 @@ class Tensor:
 
         Ownership: **moves**. An engine output keeps its pool link.
         """
-        from .storage.group import promote_tensor
-
-        return promote_tensor(self)
+        return _services.promote(self)
 
     def into_host(self) -> Tensor:
         """Narrow to a plain host tensor if the storage allows it.
@@ -518,15 +497,11 @@ class Tensor:
         if st.__class__ is HostBuffer:
             moved = self._move(op)
             return Tensor._wrap(self._shape, self._dtype, moved)
-        from .storage.group import group_into_host
-
-        return group_into_host(self, op)
+        return _services.group_into_host(self, op)
 
     def share_handle(self) -> Any:
         """A small picklable handle to a shared-memory tensor (see `SharedMemoryDomain`)."""
-        from .domains.shared_memory import share_handle
-
-        return share_handle(self)
+        return _services.share_handle(self)
 
     # ------------------------------------------------------------------ python protocol
     def __repr__(self) -> str:
@@ -584,9 +559,7 @@ class Tensor:
         """numpy's operators with a tensor operand (`np.float64(2) * t`, `ndarray + t`)
         run on the default engine like the tensor's own; other ufuncs read it through
         a borrow (see `tenferro.engine.ufuncs`)."""
-        from .engine.ufuncs import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _services.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __add__(self, other: Any) -> Tensor:
         return _eng().add(self, other)  # type: ignore[no-any-return]
@@ -851,3 +824,11 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
         )
     _check_adoptable(op, arr)
     return Tensor._wrap(shape, dt, _adopt(arr, arr.reshape(-1, order="F")))
+
+
+def _host_tensor(shape: Shape, dtype: DType, buf: HostBuffer) -> Tensor:
+    """A plain host tensor over ``buf`` (no validation): the views' constructor."""
+    return Tensor._wrap(shape, dtype, buf)
+
+
+_services.register_host_tensor(_host_tensor)

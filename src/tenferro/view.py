@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numbers
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _services
 from .copies import record_copy
 from .dtype import DType
 from .errors import ValidationError
@@ -27,7 +28,9 @@ from .layout import (
     strict_index,
 )
 from .storage.host import HostBuffer
-from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 __all__ = ["TensorView", "TensorViewMut"]
 
@@ -304,7 +307,8 @@ class _ViewBase:
         flat = np.empty(self.size, dtype=self._dtype.numpy)
         dst = flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
         np.copyto(dst, self._strided(op))
-        return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
+        # `Tensor` sits above the views (it imports them): it registers its constructor.
+        return _services.host_tensor(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def __repr__(self) -> str:
         return (
@@ -371,10 +375,8 @@ class TensorView(_ViewBase):
         copy: bool | None = None,
     ) -> Any:
         """Export the strided view as a read-only DLPack capsule (a live alias)."""
-        from .interop.dlpack import export_dlpack
-
         arr = self._strided("TensorView.__dlpack__")
-        return export_dlpack(self, arr, stream, max_version, dl_device, copy)
+        return _services.export_dlpack(self, arr, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)

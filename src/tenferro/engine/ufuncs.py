@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _services
 from ..errors import ValidationError
 from ..tensor import Tensor
 from .cpu import default_engine
@@ -63,3 +64,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     except BaseException:
         del arrays  # a traceback must not keep the borrows alive
         raise
+
+
+# Tensor sits below the engine: its operators and __array_ufunc__ reach it through here.
+_services.register_engine(default_engine, array_ufunc)
