@@ -37,7 +37,8 @@ from .storage.group import (
 )
 from .storage.host import HostBuffer, shared_refusal
 from .storage.identity import AllocationDomainId, AllocationId
-from .storage.root import OwnedStorage, import_host_vec
+from .storage.imports import import_host_vec
+from .storage.owned import OwnedStorage
 from .tensor import Tensor, _release_host_buffer
 from .view import TensorView
 
