@@ -37,11 +37,6 @@ R = TypeVar("R")
 Shape = tuple[int, ...]
 
 
-def _eng() -> Any:
-    # The engine sits above this layer: `tenferro.engine` registers its getter.
-    return _services.default_engine()
-
-
 class Tensor:
     """An owned tensor: a shape, a dtype and storage that it owns or lives in.
 
@@ -554,7 +549,8 @@ class Tensor:
             )
         return bool(self._read_flat(op)[0])
 
-    # Operators run on the current default engine (`with eng:` switches it).
+    # Operators run on the current default engine (`with eng:` switches it). The
+    # engine sits above this layer: `tenferro.engine` registers its getter.
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's operators with a tensor operand (`np.float64(2) * t`, `ndarray + t`)
         run on the default engine like the tensor's own; other ufuncs read it through
@@ -562,46 +558,46 @@ class Tensor:
         return _services.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __add__(self, other: Any) -> Tensor:
-        return _eng().add(self, other)  # type: ignore[no-any-return]
+        return _services.default_engine().add(self, other)  # type: ignore[no-any-return]
 
     def __radd__(self, other: Any) -> Tensor:
-        return _eng().add(other, self)  # type: ignore[no-any-return]
+        return _services.default_engine().add(other, self)  # type: ignore[no-any-return]
 
     def __sub__(self, other: Any) -> Tensor:
-        return _eng().sub(self, other)  # type: ignore[no-any-return]
+        return _services.default_engine().sub(self, other)  # type: ignore[no-any-return]
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _eng().sub(other, self)  # type: ignore[no-any-return]
+        return _services.default_engine().sub(other, self)  # type: ignore[no-any-return]
 
     def __mul__(self, other: Any) -> Tensor:
-        return _eng().mul(self, other)  # type: ignore[no-any-return]
+        return _services.default_engine().mul(self, other)  # type: ignore[no-any-return]
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _eng().mul(other, self)  # type: ignore[no-any-return]
+        return _services.default_engine().mul(other, self)  # type: ignore[no-any-return]
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _eng().div(self, other)  # type: ignore[no-any-return]
+        return _services.default_engine().div(self, other)  # type: ignore[no-any-return]
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _eng().div(other, self)  # type: ignore[no-any-return]
+        return _services.default_engine().div(other, self)  # type: ignore[no-any-return]
 
     def __pow__(self, other: Any) -> Tensor:
-        return _eng().pow(self, other)  # type: ignore[no-any-return]
+        return _services.default_engine().pow(self, other)  # type: ignore[no-any-return]
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _eng().pow(other, self)  # type: ignore[no-any-return]
+        return _services.default_engine().pow(other, self)  # type: ignore[no-any-return]
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _eng().matmul(self, other)  # type: ignore[no-any-return]
+        return _services.default_engine().matmul(self, other)  # type: ignore[no-any-return]
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _eng().matmul(other, self)  # type: ignore[no-any-return]
+        return _services.default_engine().matmul(other, self)  # type: ignore[no-any-return]
 
     def __neg__(self) -> Tensor:
-        return _eng().neg(self)  # type: ignore[no-any-return]
+        return _services.default_engine().neg(self)  # type: ignore[no-any-return]
 
     def __abs__(self) -> Tensor:
-        return _eng().abs(self)  # type: ignore[no-any-return]
+        return _services.default_engine().abs(self)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------- helpers
@@ -824,6 +820,34 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
         )
     _check_adoptable(op, arr)
     return Tensor._wrap(shape, dt, _adopt(arr, arr.reshape(-1, order="F")))
+
+
+_new = object.__new__
+
+
+def _pooled(
+    shape: Shape,
+    dtype: DType,
+    owner: np.ndarray[Any, Any],
+    flat: np.ndarray[Any, Any],
+    recycler: Any,
+) -> Tensor:
+    """The one constructor for engine outputs: a tensor over a fully written pooled buffer.
+
+    ``owner`` is the pool's allocation, ``flat`` its first ``shape_size(shape)``
+    elements (written by the kernel), ``recycler`` a weak reference to the pool
+    (`storage.recycler.Recycler`) that gets ``owner`` back when the tensor dies.
+    No validation: the engine has checked shape and dtype. Part of the engine's
+    interface to `Tensor` (see "The engine's view of Tensor" in docs/internals.md).
+    """
+    # The slots are set here rather than through `Tensor._wrap`: this runs once per
+    # engine output, and a classmethod call costs as much as a small add's ufunc.
+    t: Tensor = _new(Tensor)
+    t._shape = shape
+    t._dtype = dtype
+    t._st = HostBuffer(owner, flat, recycler)
+    t._moved = None
+    return t
 
 
 def _host_tensor(shape: Shape, dtype: DType, buf: HostBuffer) -> Tensor:

@@ -28,7 +28,7 @@ from ..errors import BorrowError, RuntimeStateError, ValidationError
 from ..guards import ExclusiveBorrow
 from ..layout import shape_size
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ..view import _ViewBase
 from .pool import BufferPool
 
@@ -44,8 +44,6 @@ __all__ = [
 
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
-
-_new = object.__new__
 
 
 def backend_error(op: str, t: Any = None) -> RuntimeStateError:
@@ -266,12 +264,7 @@ class EngineBase:
 
     def wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
         """Hand a fully written pooled buffer out as a tensor that recycles on drop."""
-        t: Tensor = _new(Tensor)
-        t._shape = shape
-        t._dtype = dtype
-        t._st = HostBuffer(owner, flat, self._recycler)
-        t._moved = None
-        return t
+        return _pooled(shape, dtype, owner, flat, self._recycler)
 
     def give_back(self, owner: Array) -> None:
         """Return a buffer whose computation failed: nothing else has seen it."""

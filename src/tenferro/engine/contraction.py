@@ -37,10 +37,11 @@ from ._base import EngineBase, Reads, dtype_mismatch
 
 __all__ = ["ContractionOps"]
 
+_new = object.__new__  # the hot path's inlined tensor._pooled
+
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__
 # The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
 # compiles a method call on an *imported* name (`from ... import reading`) as a
 # module attribute call, without the list.append specialization (~40 ns more).
@@ -531,6 +532,9 @@ class ContractionOps(EngineBase):
                                 del flat
                                 pool.recycle(owner, 0)
                                 raise
+                            # INVARIANT: the same fields as tensor._pooled, inlined (this
+                            # is the 2-D matmul hot path); test_engine_interface checks
+                            # that the two do not drift apart.
                             t: Tensor = _new(Tensor)
                             t._shape = (m, n)
                             t._dtype = dt

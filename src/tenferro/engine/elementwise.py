@@ -27,10 +27,11 @@ from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
 
 __all__ = ["ElementwiseOps"]
 
+_new = object.__new__  # the hot path's inlined tensor._pooled
+
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__
 # The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
 # compiles a method call on an *imported* name (`from ... import reading`) as a
 # module attribute call, without the list.append specialization (~40 ns more).
@@ -239,6 +240,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                                 del flat
                                 self._pool.recycle(owner, 0)
                                 raise
+                            # INVARIANT: the same fields as tensor._pooled, inlined (this
+                            # is the binary hot path); test_engine_interface checks that
+                            # the two do not drift apart.
                             t: Tensor = _new(Tensor)
                             t._shape = shape
                             t._dtype = dt
