@@ -8,8 +8,8 @@ fusion) is a mixin on `EngineBase`; this module holds what they share:
   ``HostBuffer.flat`` directly, see docs/internals.md); each tensor's buffer is
   pinned (`HostBuffer.pin`) until the call ends, so no exclusive borrow or move
   on another thread can be granted while a kernel reads it;
-* `EngineBase.output`: an uninitialised pooled buffer for a result, and
-  `EngineBase.wrap` to hand it out with the weak link to the pool;
+* `EngineBase._output`: an uninitialised pooled buffer for a result, and
+  `EngineBase._wrap` to hand it out with the weak link to the pool;
 * `begin_out`: validation and the exclusive borrow for an ``out=`` tensor.
 
 INVARIANT (plain host tensors): when ``tensor._st`` is a `HostBuffer`, its
@@ -253,30 +253,30 @@ class EngineBase:
     _threads: int | None
     _domain: Any
 
-    def output(self, dtype: DType, n: int) -> tuple[Array, Array]:
+    def _output(self, dtype: DType, n: int) -> tuple[Array, Array]:
         """``(owner, flat)``: an uninitialised pooled buffer with ``n`` usable elements.
 
         The caller's kernel must write all ``n`` elements of ``flat``, then hand the
-        result out with `wrap`; if the kernel raises, call `give_back(owner)`.
+        result out with `_wrap`; if the kernel raises, call `_give_back(owner)`.
         """
         owner = self._pool.acquire(dtype.numpy, n)
         return owner, (owner if owner.shape[0] == n else owner[:n])
 
-    def wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
+    def _wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
         """Hand a fully written pooled buffer out as a tensor that recycles on drop."""
         return _pooled(shape, dtype, owner, flat, self._recycler)
 
-    def give_back(self, owner: Array) -> None:
+    def _give_back(self, owner: Array) -> None:
         """Return a buffer whose computation failed: nothing else has seen it."""
         self._pool.recycle(owner, 0)
 
-    def fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
+    def _fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
         """``(owner, flat, nd)`` for a new result: nd is the F-ordered array of ``shape``."""
-        owner, flat = self.output(dtype, shape_size(shape))
+        owner, flat = self._output(dtype, shape_size(shape))
         nd = flat if len(shape) == 1 else flat.reshape(shape, order="F")
         return owner, flat, nd
 
-    def run(
+    def _run(
         self,
         op: str,
         shape: Shape,
@@ -295,14 +295,14 @@ class EngineBase:
         ``out=`` checks), still pinned while the kernel runs.
         """
         if out is None:
-            owner, flat, nd = self.fresh(shape, dtype)
+            owner, flat, nd = self._fresh(shape, dtype)
             try:
                 kernel(nd)
             except BaseException:
                 del nd, flat
-                self.give_back(owner)
+                self._give_back(owner)
                 raise
-            return self.wrap(shape, dtype, owner, flat)
+            return self._wrap(shape, dtype, owner, flat)
         check_out(out, shape, dtype, op)
         borrow, arr = begin_out(out, op, reads, in_place_ok)
         try:
@@ -313,7 +313,7 @@ class EngineBase:
         result: Tensor = out
         return result
 
-    def run_staged(
+    def _run_staged(
         self,
         op: str,
         shape: Shape,
@@ -323,16 +323,16 @@ class EngineBase:
         reads: Reads,
         in_place_ok: bool = False,
     ) -> Tensor:
-        """`run` into ``out=`` for a kernel that may refuse after writing part of ``nd``.
+        """`_run` into ``out=`` for a kernel that may refuse after writing part of ``nd``.
 
         The kernel runs into a pooled buffer (given back if it raises) that is
         copied into ``out`` only on success, so a refusal leaves ``out`` as it was.
         """
-        staged = self.run(op, shape, dtype, kernel)
+        staged = self._run(op, shape, dtype, kernel)
         staged_flat = staged._st.flat
 
         def copy_kernel(nd: Array) -> None:
             # staged holds every element of the result: copyto writes all of nd.
             np.copyto(nd.reshape(-1, order="F"), staged_flat)
 
-        return self.run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
+        return self._run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)

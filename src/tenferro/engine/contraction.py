@@ -651,7 +651,7 @@ class ContractionOps(EngineBase):
             # _dot_into writes every element of the column-major result.
             _dot_into(pool, plan, xa, xb, nd.reshape(-1, order="F"))
 
-        return self.run(op, plan.out_shape, dtype, kernel, out, reads)
+        return self._run(op, plan.out_shape, dtype, kernel, out, reads)
 
     def einsum(self, subscripts: str, *operands: Any, out: Tensor | None = None) -> Tensor:
         """Einstein summation, e.g. ``eng.einsum("ij,jk->ik", a, b)``.
@@ -684,7 +684,7 @@ class ContractionOps(EngineBase):
                 # out=, the dot kernel, or a full transposition copy).
                 _run_einsum(pool, plan, arrays, nd)
 
-            return self.run(op, plan.out_shape, dtype, kernel, out, reads)
+            return self._run(op, plan.out_shape, dtype, kernel, out, reads)
 
 
 def _run_einsum(pool: Any, plan: _EinsumPlan, inputs: list[Array], out_nd: Array) -> None:

@@ -14,7 +14,7 @@ pooled output; a ufunc writes every element of ``out`` when all operands have
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -196,7 +196,19 @@ def _check_int_divisor(op: str, divisor: Any) -> None:
 
 
 # ---------------------------------------------------------------------- fast path
-def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
+class _BinaryOp(Protocol):
+    """The signature a type checker sees for ``eng.add`` and the other binary operations."""
+
+    def __call__(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor: ...
+
+
+class _BinaryMethod(Protocol):
+    """A function stored on the class: looked up on an engine, it binds like a method."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> _BinaryOp: ...
+
+
+def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMethod:
     """A binary method with the hot path inlined: two plain host tensors, no out=.
 
     The hot path pins both buffers and only then checks them for an exclusive
@@ -269,7 +281,8 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
     method.__name__ = spec.name
     method.__qualname__ = f"CpuEngine.{spec.name}"
     method.__doc__ = doc
-    return method
+    # A plain function (it binds as a method); the cast only names its signature.
+    return cast(_BinaryMethod, method)
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -314,7 +327,7 @@ class ElementwiseOps(EngineBase):
                 del flat
                 pool.recycle(owner, 0)
                 raise
-            return self.wrap(t._shape, dt, owner, flat)
+            return self._wrap(t._shape, dt, owner, flat)
         finally:
             _reading.remove(st)
 
@@ -363,7 +376,7 @@ class ElementwiseOps(EngineBase):
                 # Every operand has nd's shape or is a scalar: the ufunc writes all of nd.
                 ufunc(xa, yb, out=nd)
 
-            return self.run(op, shape, result, kernel, out, reads, in_place_ok=True)
+            return self._run(op, shape, result, kernel, out, reads, in_place_ok=True)
 
     def _unary(self, spec: _Spec, a: Any, out: Any) -> Tensor:
         op = spec.op
@@ -378,7 +391,7 @@ class ElementwiseOps(EngineBase):
                 # x has nd's shape: the ufunc writes every element of nd.
                 ufunc(x, out=nd)
 
-            return self.run(op, shape, result, kernel, out, reads, in_place_ok=True)
+            return self._run(op, shape, result, kernel, out, reads, in_place_ok=True)
 
     # -- arithmetic ------------------------------------------------------------------------
     add = _binary_method(
@@ -520,4 +533,4 @@ class ElementwiseOps(EngineBase):
                 np.copyto(nd, ya)
                 np.copyto(nd, xa, where=c)
 
-            return self.run(op, shape, dt, kernel, out, reads, in_place_ok=False)
+            return self._run(op, shape, dt, kernel, out, reads, in_place_ok=False)

@@ -691,7 +691,7 @@ class FusionOps(EngineBase):
                     ex_uses_vml=False,
                 )
 
-            return self.run(OP, shape, prog.dtype, nex_kernel, out, reads, in_place_ok=True)
+            return self._run(OP, shape, prog.dtype, nex_kernel, out, reads, in_place_ok=True)
 
         ordered = [arrays[name] for name in prog.inputs]
 
@@ -710,12 +710,12 @@ class FusionOps(EngineBase):
             # into a pooled buffer (given back if a check fails) and copy into out=
             # only on success, so a refused expression leaves out= as it was.
             check_out(out, shape, prog.dtype, OP)
-            return self.run_staged(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=True)
+            return self._run_staged(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=True)
         # In place (out= also an operand) is safe when the last step is one ufunc: a
         # tile's earlier steps only write registers, and a ufunc reads each element
         # before writing it. A final `where` writes in two passes, so it is not.
         in_place = compact and prog.instrs[-1][0] != "where"
-        return self.run(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=in_place)
+        return self._run(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=in_place)
 
 
 def _parallel(

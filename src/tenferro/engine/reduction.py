@@ -97,7 +97,7 @@ class ReductionOps(EngineBase):
                 if mean:
                     np.divide(nd, count, out=nd)
 
-            return self.run(op, out_shape, result, kernel, out, reads)
+            return self._run(op, out_shape, result, kernel, out, reads)
 
     def reduce_sum(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Sum over ``axes`` (None: all, a rank-0 result; ``()``: none). BOOL gives I64."""

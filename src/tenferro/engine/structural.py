@@ -144,7 +144,7 @@ class StructuralOps(EngineBase):
                 # The permuted input has nd's shape: copyto writes every element.
                 np.copyto(nd, x.transpose(p))
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     def reshape(self, t: Any, shape: Any, out: Tensor | None = None) -> Tensor:
         """The elements in column-major order, with a new shape (one entry may be -1)."""
@@ -158,7 +158,7 @@ class StructuralOps(EngineBase):
                 # has the input's shape: copyto writes every element.
                 np.copyto(nd.reshape(old, order="F") if old != new else nd, x)
 
-            return self.run(op, new, dt, kernel, out, reads)
+            return self._run(op, new, dt, kernel, out, reads)
 
     def broadcast_in_dim(self, t: Any, shape: Any, dims: Any, out: Tensor | None = None) -> Tensor:
         """Broadcast ``t`` to ``shape``: input axis ``i`` becomes output axis ``dims[i]``.
@@ -209,7 +209,7 @@ class StructuralOps(EngineBase):
                 # The expanded input broadcasts to nd's shape: copyto writes every element.
                 np.copyto(nd, np.expand_dims(x.transpose(order), new_axes))
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     def concatenate(
         self, tensors: Sequence[Any], axis: int = 0, out: Tensor | None = None
@@ -253,7 +253,7 @@ class StructuralOps(EngineBase):
                 # The pieces tile nd along `axis` exactly: every element is written once.
                 np.concatenate(arrays, axis=ax, out=nd)
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     def tril(self, t: Any, k: int = 0, out: Tensor | None = None) -> Tensor:
         """Lower triangle of each ``[M, N]`` matrix (batch axes trailing); above
@@ -290,7 +290,7 @@ class StructuralOps(EngineBase):
                 nd[...] = 0
                 np.copyto(nd, x, where=keep)
 
-            return self.run(op, shape, dt, kernel, out, reads)
+            return self._run(op, shape, dt, kernel, out, reads)
 
     def extract_diagonal(
         self, t: Any, offset: int = 0, axes: Sequence[int] = (0, 1), out: Tensor | None = None
@@ -323,7 +323,7 @@ class StructuralOps(EngineBase):
                 # every element.
                 np.copyto(nd, np.moveaxis(diag_view, -1, 0))
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     # -- named copies --------------------------------------------------------------------
     def to_contiguous(self, t: Any, out: Tensor | None = None) -> Tensor:
@@ -363,7 +363,7 @@ class StructuralOps(EngineBase):
                 # x has nd's shape: copyto writes every element.
                 np.copyto(nd, x)
 
-            result = self.run(op, shape, dt, kernel, out, reads)
+            result = self._run(op, shape, dt, kernel, out, reads)
             count_copy(nbytes)
             return result
 
@@ -431,11 +431,11 @@ class StructuralOps(EngineBase):
                         )
 
             if not (checked and out is not None):
-                result = self.run(op, shape, target, kernel, out, reads)
+                result = self._run(op, shape, target, kernel, out, reads)
                 count_copy(nbytes)
                 return result
             # Checked into out=: a refused conversion must leave out= untouched.
-            result = self.run_staged(op, shape, target, kernel, out, reads)
+            result = self._run_staged(op, shape, target, kernel, out, reads)
             count_copy(nbytes)
             return result
 
