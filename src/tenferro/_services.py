@@ -42,6 +42,7 @@ __all__ = [
     "register_host_tensor",
     "register_share_handle",
     "share_handle",
+    "tensor_type",
 ]
 
 
@@ -107,8 +108,16 @@ share_handle: Callable[[Tensor], Any] = _no_share
 promote: Callable[[Tensor], Tensor] = _no_promote
 group_into_host: Callable[[Tensor, str], Tensor] = _no_into_host
 group_into_vec: Callable[[Tensor, str], np.ndarray[Any, Any]] = _no_into_vec
+
+
+class _NoTensor:
+    """Stands for `Tensor` until `tenferro.tensor` registers it: nothing is one."""
+
+
 #: A plain host tensor over a new buffer (`tenferro.tensor`, for the views).
 host_tensor: Callable[[tuple[int, ...], DType, HostBuffer], Tensor] = _no_host_tensor
+#: The `Tensor` class, for the views' isinstance checks (`tenferro.tensor`).
+tensor_type: type = _NoTensor
 
 
 def register_engine(
@@ -146,7 +155,10 @@ def register_group(
     group_into_vec = into_vec
 
 
-def register_host_tensor(fn: Callable[[tuple[int, ...], DType, HostBuffer], Tensor]) -> None:
-    """Called by `tenferro.tensor` (the views build tensors through it)."""
-    global host_tensor
+def register_host_tensor(
+    cls: type, fn: Callable[[tuple[int, ...], DType, HostBuffer], Tensor]
+) -> None:
+    """Called by `tenferro.tensor`: the class and the constructor the views use."""
+    global host_tensor, tensor_type
+    tensor_type = cls
     host_tensor = fn

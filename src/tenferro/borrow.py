@@ -1,16 +1,29 @@
 """Alias counting and the exclusive-borrow protocol (DESIGN §3).
 
 numpy collapses a view's ``base`` chain to the first array that owns its memory or
-whose own base is not an ndarray. Every array tenferro hands out is sliced from a
-per-buffer *root* built with ``np.frombuffer(memoryview(...))`` (its base is the
-memoryview), so every live view of a buffer holds exactly one reference to that
-root. The root's reference count minus the references tenferro holds itself is
-therefore the number of live aliases.
+whose own base is not an ndarray. Every array tenferro hands out is a fresh view
+sliced from a per-buffer *root* built with ``np.asarray`` over a `_Memory` holder
+(its base is the holder, not an ndarray), so every live view of a buffer holds
+exactly one reference to that root. The root's reference count minus the
+references tenferro holds itself is therefore the number of live aliases.
 
-Read roots sit on a read-only memoryview, so nothing derived from them can ever be
-made writable. Write roots (one per exclusive borrow) sit on a `_WriteMemory`
-holder that exports no buffer, so once a borrow ends and freezes them, they stay
-frozen too (see `seal_write_root`).
+INVARIANT: the object that is counted (the root) is never the object handed out;
+every handed-out array is a new view of it, and nothing reachable from one is
+writable or uncounted:
+
+* the holder lends the memory to numpy once, through ``__array_interface__``,
+  which is deleted as soon as the root exists: ``np.asarray(root.base)`` then
+  makes a harmless 0-d object array, never a second (uncounted) array over the
+  memory;
+* the holder exports no buffer, so numpy refuses ``flags.writeable = True`` on a
+  read root, on a sealed write root and on every array derived from them (a
+  memoryview, even a read-only one, would lead back through ``.obj`` to the
+  writable internal array).
+
+The holder keeps the memory alive through a private slot; reaching it needs
+``gc.get_referents`` on a tenferro object, the same introspection that finds
+every `HostBuffer` with ``gc.get_objects()`` (documented in docs/internals.md as
+out of reach, like ctypes and raw ``__array_interface__`` pointers).
 """
 
 from __future__ import annotations
@@ -32,43 +45,47 @@ def as_memoryview(arr: np.ndarray[Any, Any]) -> memoryview:
     return memoryview(arr)  # type: ignore[arg-type]
 
 
-def make_read_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """A read-only root over ``flat``'s memory whose views cannot be made writable.
+class _Memory:
+    """Lends a buffer's memory to numpy once, through ``__array_interface__``, and keeps it alive.
 
-    The memoryview is read-only, so numpy refuses ``flags.writeable = True`` on
-    every array derived from this root.
-    """
-    return np.frombuffer(as_memoryview(flat).toreadonly(), dtype=flat.dtype)
-
-
-class _WriteMemory:
-    """Lends a buffer's memory to numpy through ``__array_interface__``, and keeps it alive.
-
-    Why not a memoryview: numpy lets anyone set ``flags.writeable = True`` again on
-    an array whose base chain ends in an object that exports a *writable* buffer,
-    so an array frozen at the end of an exclusive borrow could be thawed and
-    written later. This holder exports no buffer at all: once the root and the
-    arrays handed out are frozen, numpy refuses to make them writable again.
+    The interface is deleted once the root is built (`_root_over`): the holder
+    then exports nothing, so no array can be built from it again and no array
+    whose base chain ends in it can be made writable once frozen.
     """
 
     __slots__ = ("__array_interface__", "_keep")
 
-    def __init__(self, flat: np.ndarray[Any, Any]) -> None:
+    def __init__(self, flat: np.ndarray[Any, Any], read_only: bool) -> None:
         # INVARIANT: `_keep` holds the memory for as long as any array built on
         # this holder lives (they reference the holder through their root).
         self._keep = flat
         self.__array_interface__ = {
             "shape": (int(flat.shape[0]),),
             "typestr": flat.dtype.str,
-            "data": (int(flat.ctypes.data), False),
+            "data": (int(flat.ctypes.data), read_only),
             "version": 3,
         }
 
-    def seal(self) -> None:
-        """Make the interface read-only for good (no new writable array can be built)."""
-        iface = dict(self.__array_interface__)
-        iface["data"] = (iface["data"][0], True)
-        self.__array_interface__ = iface
+
+class _WriteMemory(_Memory):
+    """The holder of a write root (adoption refuses arrays whose chain ends in one)."""
+
+    __slots__ = ()
+
+
+def _root_over(holder: _Memory) -> np.ndarray[Any, Any]:
+    root: np.ndarray[Any, Any] = np.asarray(holder)
+    # The root is the only array ever built on the holder (see the module doc).
+    del holder.__array_interface__
+    return root
+
+
+def make_read_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A read-only root over ``flat``'s memory whose views cannot be made writable.
+
+    Never hand the root itself out: hand out views of it (`HostBuffer.read_flat`).
+    """
+    return _root_over(_Memory(flat, True))
 
 
 def make_write_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -78,13 +95,13 @@ def make_write_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     collapses onto the root and holds one reference to it: the root's reference
     count counts the arrays that escaped the borrow.
     """
-    root: np.ndarray[Any, Any] = np.asarray(_WriteMemory(flat))
-    return root
+    return _root_over(_WriteMemory(flat, False))
 
 
 def seal_write_root(wroot: np.ndarray[Any, Any]) -> None:
-    """Freeze a write root at the end of its borrow; neither it nor its views can be thawed."""
+    """Freeze a write root at the end of its borrow; neither it nor its views can be thawed.
+
+    The holder exports no buffer (its interface is gone), so numpy refuses to
+    make the root writable again.
+    """
     wroot.flags.writeable = False
-    holder: object = wroot.base  # numpy's stubs type `base` as ndarray | None
-    if isinstance(holder, _WriteMemory):
-        holder.seal()

@@ -239,7 +239,10 @@ def group_into_vec(t: Tensor, op: str) -> np.ndarray[Any, Any]:
             "duplicate() it instead",
             kind="REINTERPRETED",
         )
-    owner.check_exclusive(op)
+    # The buffer leaves tenferro for good: claim it, as a plain tensor's move does,
+    # so that an engine read on another thread that picked it up just before is
+    # refused instead of reading memory that has a new owner.
+    host.buffer.begin_move(op)
     flat = _release_host_buffer(host.buffer)
     t._move(op)
     ref.group._vacate_all()

@@ -855,4 +855,4 @@ def _host_tensor(shape: Shape, dtype: DType, buf: HostBuffer) -> Tensor:
     return Tensor._wrap(shape, dtype, buf)
 
 
-_services.register_host_tensor(_host_tensor)
+_services.register_host_tensor(Tensor, _host_tensor)

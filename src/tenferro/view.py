@@ -32,7 +32,7 @@ from .storage.host import HostBuffer
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-__all__ = ["TensorView", "TensorViewMut"]
+__all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal"]
 
 Shape = tuple[int, ...]
 
@@ -106,6 +106,31 @@ class _ViewBase:
             offset=self._offset * isz,
             strides=tuple(s * isz for s in self._strides),
         )
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy ufuncs read a view through a shared borrow (``np.asarray(view)``);
+        ``ufunc.at`` and ``out=`` a view are refused: numpy would write through it."""
+        if method == "at":
+            raise ufunc_at_refusal(ufunc)
+        tensor = _services.tensor_type  # `Tensor` sits above the views: it registers
+        if any(isinstance(x, tensor) for x in inputs):
+            return NotImplemented  # the tensor's own protocol handles mixed operands
+        outs = kwargs.get("out")
+        if outs is not None:
+            for o in outs if isinstance(outs, tuple) else (outs,):
+                if isinstance(o, (_ViewBase, tensor)):
+                    raise ValidationError(
+                        f"numpy.{ufunc.__name__}",
+                        "numpy cannot write into a view or tensor through out=; write into "
+                        "np.asarray() of a mutable view, or use the engine's out=",
+                        kind="INVALID_OUT",
+                    )
+        arrays = [np.asarray(x) if isinstance(x, _ViewBase) else x for x in inputs]
+        try:
+            return getattr(ufunc, method)(*arrays, **kwargs)
+        except BaseException:
+            del arrays  # a traceback must not keep the borrows alive
+            raise
 
     # -- transforms (descriptor only) -----------------------------------------------------
     def transpose_view(self, perm: Any) -> Any:
@@ -580,3 +605,18 @@ def _is_zero(step: Any) -> bool:
         return operator.index(step) == 0
     except TypeError:
         return False  # not an int: `slice.indices` reports it
+
+
+def ufunc_at_refusal(ufunc: Any) -> ValidationError:
+    """The error for ``ufunc.at`` on a tensor or view (it would write in place).
+
+    numpy's ``ufunc.at`` writes into its first operand without checking the
+    read-only flag of a borrowed array (numpy 2.4), and on a read-only shared
+    mapping it crashes the process, so it is refused whatever the operands.
+    """
+    return ValidationError(
+        f"numpy.{getattr(ufunc, '__name__', ufunc)}.at",
+        "ufunc.at writes in place, and numpy cannot write into a tensor or view; compute "
+        "with the engine, or write under t.map_write() (e.g. np.add.at(w.array, ...))",
+        kind="INVALID_OUT",
+    )

@@ -282,18 +282,20 @@ def test_reclaim_buffer_of_an_adopted_array_the_caller_still_holds_is_refused(
     assert not t.is_moved and eng.buffer_pool_stats() == EMPTY
 
 
-# -- failures give the buffer back ----------------------------------------------------------
-def test_a_failed_checked_conversion_gives_its_buffer_back(eng: tfr.CpuEngine, addr: Addr) -> None:
+# -- failures drop the buffer: never pooled while a traceback may hold it ---------------------
+def test_a_failed_checked_conversion_drops_its_buffer_instead_of_pooling_it(
+    eng: tfr.CpuEngine,
+) -> None:
     t = tfr.from_numpy(np.array([1.0, 2.5, 3.0, 4.0]))
     with pytest.raises(tfr.ValidationError):
         eng.convert(t, tfr.DType.I64)
-    assert eng.buffer_pool_stats() == BufferPoolStats(1, 32)
+    assert eng.buffer_pool_stats() == EMPTY
     assert eng.buffer_pool_cache_stats().misses == 1
-    eng.convert(tfr.from_numpy(np.array([1.0, 2.0, 3.0, 4.0])), tfr.DType.I64)
-    assert eng.buffer_pool_cache_stats().hits == 1
 
 
-def test_a_kernel_that_raises_half_way_gives_its_buffer_back(eng: tfr.CpuEngine) -> None:
+def test_a_kernel_that_raises_half_way_drops_its_buffers_instead_of_pooling_them(
+    eng: tfr.CpuEngine,
+) -> None:
     # Integer division by zero is found tile by tile, after the output was taken.
     n = 200_000
     a = tfr.from_numpy(np.ones(n, dtype=np.int64))
@@ -303,9 +305,8 @@ def test_a_kernel_that_raises_half_way_gives_its_buffer_back(eng: tfr.CpuEngine)
     with pytest.raises(tfr.ValidationError) as err:
         eng.evaluate("a / b", a=a, b=b)
     assert err.value.kind == "DIVISION_BY_ZERO"
-    assert eng.buffer_pool_stats() == BufferPoolStats(1, n * 8)
-    ok = eng.evaluate("a / b", a=a, b=tfr.from_numpy(np.ones(n, dtype=np.int64)))
     assert eng.buffer_pool_stats() == EMPTY
+    ok = eng.evaluate("a / b", a=a, b=tfr.from_numpy(np.ones(n, dtype=np.int64)))
     assert ok.with_host_read(lambda s: int(s.sum())) == n
 
 

@@ -109,7 +109,13 @@ class Reads:
     def __enter__(self) -> Reads:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            # INVARIANT: the traceback keeps this call's frames, whose locals hold
+            # the operands' internal arrays (`HostBuffer.flat`, uncounted): those
+            # buffers must never go back to a pool (see `EngineBase._run`).
+            for buf in self.bufs:
+                buf.recycler = None
         self.release()
 
     def release(self) -> None:
@@ -257,7 +263,8 @@ class EngineBase:
         """``(owner, flat)``: an uninitialised pooled buffer with ``n`` usable elements.
 
         The caller's kernel must write all ``n`` elements of ``flat``, then hand the
-        result out with `_wrap`; if the kernel raises, call `_give_back(owner)`.
+        result out with `_wrap`; if the kernel raises, drop ``owner`` (never give it
+        back: see `_run`).
         """
         owner = self._pool.acquire(dtype.numpy, n)
         return owner, (owner if owner.shape[0] == n else owner[:n])
@@ -265,10 +272,6 @@ class EngineBase:
     def _wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
         """Hand a fully written pooled buffer out as a tensor that recycles on drop."""
         return _pooled(shape, dtype, owner, flat, self._recycler)
-
-    def _give_back(self, owner: Array) -> None:
-        """Return a buffer whose computation failed: nothing else has seen it."""
-        self._pool.recycle(owner, 0)
 
     def _fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
         """``(owner, flat, nd)`` for a new result: nd is the F-ordered array of ``shape``."""
@@ -289,8 +292,8 @@ class EngineBase:
         """Run ``kernel(nd)`` into a pooled output (or ``out=``) and return the result.
 
         ``kernel`` must write every element of the F-ordered array ``nd`` it is
-        given (each caller says why at its kernel). A kernel that raises gives its
-        pooled buffer back before the error propagates; with ``out=``, the
+        given (each caller says why at its kernel). A kernel that raises drops its
+        pooled buffer instead of giving it back; with ``out=``, the
         exclusive borrow is always ended. ``reads``: the call's operands (for the
         ``out=`` checks), still pinned while the kernel runs.
         """
@@ -299,8 +302,11 @@ class EngineBase:
             try:
                 kernel(nd)
             except BaseException:
-                del nd, flat
-                self._give_back(owner)
+                # INVARIANT: a failed kernel's buffer is dropped, never pooled: the
+                # traceback keeps the kernel's frames, whose locals hold writable
+                # arrays over it (``e.__traceback__...tb_frame.f_locals``). It is
+                # freed when the last of them dies.
+                del nd, flat, owner
                 raise
             return self._wrap(shape, dtype, owner, flat)
         check_out(out, shape, dtype, op)
@@ -335,4 +341,10 @@ class EngineBase:
             # staged holds every element of the result: copyto writes all of nd.
             np.copyto(nd.reshape(-1, order="F"), staged_flat)
 
-        return self._run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
+        try:
+            return self._run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
+        except BaseException:
+            # This frame stays in the traceback with `staged_flat` (writable): the
+            # staged buffer must never go back to the pool (see `_run`).
+            staged._st.detach_recycler()
+            raise

@@ -240,8 +240,12 @@ def _dot_into(pool: Any, plan: _DotPlan, a: Array, b: Array, out_flat: Array) ->
             _einsum("bn,bm->bnm", b3[:, :, 0], a3[:, 0, :], out=out3)
         else:
             _matmul(b3, a3, out=out3)
-    finally:
-        scratch.release()
+    except BaseException:
+        # Dropped, never pooled: the traceback keeps this frame's writable views of
+        # the scratch buffers (a3, b3; see EngineBase._run).
+        scratch.owners = []
+        raise
+    scratch.release()
 
 
 # ---------------------------------------------------------------------- einsum planning
@@ -529,8 +533,9 @@ class ContractionOps(EngineBase):
                                 # np.matmul without the ufunc dispatch, ~0.2 us less.
                                 _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
                             except BaseException:
-                                del flat
-                                pool.recycle(owner, 0)
+                                # Dropped, never pooled: the traceback keeps this
+                                # frame's writable `owner` (EngineBase._run).
+                                del flat, owner
                                 raise
                             # INVARIANT: the same fields as tensor._pooled, inlined (this
                             # is the 2-D matmul hot path); test_engine_interface checks
@@ -541,6 +546,11 @@ class ContractionOps(EngineBase):
                             t._st = HostBuffer(owner, flat, self._recycler)
                             t._moved = None
                             return t
+                    except BaseException:
+                        # The traceback keeps this frame's `fa`, an operand's internal
+                        # array: never pool the operands' buffers (Reads.__exit__).
+                        sa.recycler = sb.recycler = None
+                        raise
                     finally:
                         _reading.remove(pin)
         return self._matmul_general(a, b, out)
@@ -731,8 +741,12 @@ def _run_einsum(pool: Any, plan: _EinsumPlan, inputs: list[Array], out_nd: Array
                 # A full transposition copy writes every element of out_nd.
                 np.copyto(out_nd, vals[src].transpose(perm))
                 consume(src)
-    finally:
-        vals.clear()
-        for owner in owners.values():
-            pool.recycle(owner, 0)
+    except BaseException:
+        # Dropped, never pooled: the traceback keeps this frame's writable views of
+        # the intermediates (target; see EngineBase._run).
         owners.clear()
+        raise
+    vals.clear()
+    for owner in owners.values():
+        pool.recycle(owner, 0)
+    owners.clear()

@@ -252,7 +252,8 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         Ownership: **moves** ``t`` (any later use raises `MovedTensorError`). Refused
         with `BorrowError` while an alias of the buffer is alive, while an engine
         operation on another thread reads it (IN_USE), and for an adopted buffer
-        whose caller array is still referenced (the caller could still read it);
+        whose caller array is still referenced, strongly or by a weak reference
+        (the caller could still read it);
         refused with `RuntimeStateError` for group-backed tensors (take a host
         buffer out with ``into_vec_col_major()`` first). A refused call leaves ``t``
         as it was.
@@ -278,13 +279,19 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
                 kind="GROUP_BACKED",
             )
         origin = st.origin
+        # A weak reference to the caller's array revives it after any count, so
+        # memory a weak reference can reach is never pooled (checked first: a new
+        # weak reference needs a strong one, which the count then sees).
         if origin is not None and (
-            origin.base is not None or sys.getrefcount(origin) > _ORIGIN_BASELINE
+            weakref.getweakrefcount(origin)
+            or origin.base is not None
+            or sys.getrefcount(origin) > _ORIGIN_BASELINE
         ):
             raise BorrowError(
                 op,
-                "the tensor adopts a caller array that is still referenced (or is a view "
-                "of another array); the pool must never hand out memory someone can read; "
+                "the tensor adopts a caller array that is still referenced (strongly or by "
+                "a weakref.ref, or is a view of another array); the pool must never hand "
+                "out memory someone can read; "
                 "drop the caller's array first, or drop the tensor instead",
                 kind="ADOPTED_STILL_REFERENCED",
             )

@@ -27,11 +27,10 @@ from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
 
 __all__ = ["ElementwiseOps"]
 
-_new = object.__new__  # the hot path's inlined tensor._pooled
-
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
+_new = object.__new__  # the hot path's inlined tensor._pooled
 # The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
 # compiles a method call on an *imported* name (`from ... import reading`) as a
 # module attribute call, without the list.append specialization (~40 ns more).
@@ -249,8 +248,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                                 # elements of flat.
                                 ufunc(fa, sb.flat, flat)
                             except BaseException:
-                                del flat
-                                self._pool.recycle(owner, 0)
+                                # Dropped, never pooled: the traceback keeps this
+                                # frame's writable `owner` (EngineBase._run).
+                                del flat, owner
                                 raise
                             # INVARIANT: the same fields as tensor._pooled, inlined (this
                             # is the binary hot path); test_engine_interface checks that
@@ -261,6 +261,11 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                             t._st = HostBuffer(owner, flat, self._recycler)
                             t._moved = None
                             return t
+                    except BaseException:
+                        # The traceback keeps this frame's `fa`, an operand's internal
+                        # array: never pool the operands' buffers (Reads.__exit__).
+                        sa.recycler = sb.recycler = None
+                        raise
                     finally:
                         _reading.remove(pin)
         elif out is None:
@@ -324,10 +329,16 @@ class ElementwiseOps(EngineBase):
                 else:
                     ufunc(fa, scalar, flat)
             except BaseException:
-                del flat
-                pool.recycle(owner, 0)
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
                 raise
             return self._wrap(t._shape, dt, owner, flat)
+        except BaseException:
+            # The traceback keeps this frame's `fa`, the operand's internal array:
+            # never pool the operand's buffer (Reads.__exit__).
+            st.recycler = None
+            raise
         finally:
             _reading.remove(st)
 

@@ -616,9 +616,13 @@ def _run_tiles(
                         "float dtype first",
                         kind="NEGATIVE_INTEGER_POWER",
                     )
-    finally:
-        for owner in regs:
-            pool.recycle(owner, 0)
+    except BaseException:
+        # Dropped, never pooled: the traceback keeps this frame's writable views of
+        # the registers (slots; see EngineBase._run).
+        regs.clear()
+        raise
+    for owner in regs:
+        pool.recycle(owner, 0)
 
 
 # ---------------------------------------------------------------------- the mixin

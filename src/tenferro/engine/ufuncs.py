@@ -25,6 +25,7 @@ import numpy as np
 from .. import _services
 from ..errors import ValidationError
 from ..tensor import Tensor
+from ..view import ufunc_at_refusal
 from .cpu import default_engine
 
 __all__ = ["array_ufunc"]
@@ -47,6 +48,8 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     name = _OPERATORS.get(ufunc)
     if name is not None and method == "__call__" and not kwargs:
         return getattr(default_engine(), name)(*inputs)
+    if method == "at":
+        raise ufunc_at_refusal(ufunc)
     outs = kwargs.get("out")
     if outs is not None:
         for o in outs if isinstance(outs, tuple) else (outs,):

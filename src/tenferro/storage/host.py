@@ -143,10 +143,16 @@ class HostBuffer:
         root = self._root
         if root is None:
             root = self.read_root()
+        # INVARIANT: always a new array, never the root itself: the counted object
+        # is never handed out (a weak reference to a handed-out array could
+        # otherwise revive the root after `__del__` counted it).
         if dtype != root.dtype:
-            root = root.view(dtype)
+            view = root.view(dtype)  # a new array whose base is the root
+            if offset == 0 and count == view.shape[0]:
+                return view
+            return view[offset : offset + count]
         if offset == 0 and count == root.shape[0]:
-            return root
+            return root.view()
         return root[offset : offset + count]
 
     def check_shared(self, op: str) -> None:
@@ -322,7 +328,75 @@ class HostBuffer:
         if self._root is None and self._stale is None:
             pool.recycle(self.owner, 0)
         else:
-            pool.recycle(self.owner, self.alias_count())
+            aliases = self.alias_count()
+            if aliases:
+                pool.recycle(self.owner, aliases)
+                return
+            # No alias now, but a weak reference to a root (reachable as a handed-out
+            # array's ``.base``) could revive it on another thread between the count
+            # and the free. A dead object cannot be revived: recycle only once every
+            # root has died (at once, in `_RecycleWhenDead`, when nobody revived one).
+            roots = self._stale or []
+            if self._root is not None:
+                roots.append(self._root)
+            self._root = self._stale = None
+            _RecycleWhenDead(recycler, self.owner, roots)
+
+
+#: `_RecycleWhenDead` instances waiting for roots to die (a weak reference must
+#: stay alive for its callback to run).
+_waiting: set[_RecycleWhenDead] = set()
+
+
+class _RecycleWhenDead:
+    """Recycles a buffer's memory once every one of its roots has died.
+
+    Weak-reference callbacks run after the object is dead and every weak reference
+    to it is cleared, so no thread can revive a root after the memory went back
+    to the pool.
+    """
+
+    __slots__ = ("__weakref__", "_left", "_owner", "_recycler", "_refs")
+
+    def __init__(
+        self,
+        recycler: weakref.ref[Recycler],
+        owner: np.ndarray[Any, Any],
+        roots: list[np.ndarray[Any, Any]],
+    ) -> None:
+        self._recycler = recycler
+        self._owner: np.ndarray[Any, Any] | None = owner
+        self._left = len(roots)
+        # Registered before any callback can run (a root may die on another thread
+        # as soon as its weak reference exists), so `_finish` always unregisters.
+        _waiting.add(self)
+        self._refs: list[weakref.ref[np.ndarray[Any, Any]]] = [
+            weakref.ref(r, self._dead) for r in roots
+        ]
+        # The caller holds no other reference: roots nobody else holds die here,
+        # and `_dead` runs for each of them before `clear` returns.
+        roots.clear()
+        if self._left <= 0:
+            self._finish()
+
+    def _dead(self, _ref: object) -> None:
+        with _lock:
+            self._left -= 1
+            done = self._left <= 0
+        if done:
+            self._finish()
+
+    def _finish(self) -> None:
+        with _lock:
+            owner = self._owner
+            self._owner = None
+            self._refs = []  # breaks the cycle through the callbacks
+            _waiting.discard(self)
+        if owner is None:
+            return
+        pool = self._recycler()
+        if pool is not None:
+            pool.recycle(owner, 0)
 
 
 def read_only_refusal(op: str) -> BorrowError:
