@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ValidationError
+from .errors import DTypeError
 
 __all__ = ["DType", "as_dtype"]
 
@@ -77,7 +77,7 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
             npd = None
     found = _FROM_NUMPY.get(npd) if npd is not None else None
     if found is None:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"unsupported dtype {value!r}; use one of "
             + ", ".join(f"{d.name} ({d.value})" for d in DType),
@@ -91,7 +91,7 @@ def dtype_of_array(arr: np.ndarray[Any, Any], op: str) -> DType:
     """The `DType` of a numpy array, refusing non-native byte order and foreign dtypes."""
     found = _FROM_NUMPY.get(arr.dtype)
     if found is None:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"unsupported array dtype {arr.dtype}; convert it first (arr.astype(np.float64) "
             "makes a copy) to one of " + ", ".join(d.value for d in DType),

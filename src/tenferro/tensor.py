@@ -18,9 +18,10 @@ from .borrow import _WriteMemory, as_memoryview
 from .copies import record_copy
 from .dtype import DType, as_dtype, dtype_of_array
 from .errors import (
-    BorrowError,
+    DTypeError,
     MovedTensorError,
     ValidationError,
+    not_copyable,
 )
 from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
 from .layout import col_major_strides, normalize_shape, shape_size
@@ -87,7 +88,7 @@ class Tensor:
         if isinstance(data, np.ndarray):
             dt = dtype_of_array(data, op)
             if want is not None and want is not dt:
-                raise ValidationError(
+                raise DTypeError(
                     op,
                     f"data has dtype {dt.name} but dtype={want.name} was requested; adopting "
                     f"cannot convert: pass data.astype({want.numpy.name!r}) (a copy) instead",
@@ -135,7 +136,7 @@ class Tensor:
         arr = data if isinstance(data, np.ndarray) else _build_from_sequence(op, data, want)
         dt = dtype_of_array(arr, op)
         if want is not None and want is not dt:
-            raise ValidationError(
+            raise DTypeError(
                 op,
                 f"data has dtype {dt.name} but dtype={want.name} was requested",
                 kind="DTYPE_MISMATCH",
@@ -515,12 +516,7 @@ class Tensor:
         )
 
     def __reduce__(self) -> NoReturn:
-        raise BorrowError(
-            "Tensor.__reduce__",
-            "pickling or copy.copy would copy the buffer implicitly; call duplicate() or "
-            "to_numpy(copy=True) (named copies), or send share_handle() across processes",
-            kind="IMPLICIT_COPY",
-        )
+        raise not_copyable("Tensor")
 
     def __copy__(self) -> NoReturn:
         self.__reduce__()

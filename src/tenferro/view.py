@@ -16,7 +16,7 @@ import numpy as np
 from . import _services
 from .copies import record_copy
 from .dtype import DType
-from .errors import ValidationError
+from .errors import DTypeError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
@@ -242,7 +242,7 @@ class _ViewBase:
         """View a complex tensor as real: a leading axis of 2 (re, im), doubled strides."""
         op = f"{self._kind}.as_real_view"
         if not self._dtype.is_complex:
-            raise ValidationError(
+            raise DTypeError(
                 op,
                 f"as_real_view needs a complex view (C32 or C64), got {self._dtype.name}",
                 kind="DTYPE_MISMATCH",
@@ -554,7 +554,7 @@ def _element_value(op: str, value: Any, dtype: DType) -> Any:
             value=value,
         )
     if rank > _KIND_RANK[dtype]:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"a {_KIND_NAMES[rank]} value ({_show(value)}) cannot be stored in a "
             f"{dtype.name} tensor without losing information; pass a value of the "

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import BorrowError, RuntimeStateError, ValidationError
+from ..errors import BorrowError, DTypeError, RuntimeStateError, ValidationError
 from ..guards import ExclusiveBorrow
 from ..layout import shape_size
 from ..storage.host import HostBuffer
@@ -73,7 +73,7 @@ def not_a_tensor(op: str, x: Any, what: str = "operand") -> ValidationError:
 
 def dtype_mismatch(op: str, d1: DType, d2: DType) -> ValidationError:
     """The error for two operands whose dtypes differ (there is no implicit promotion)."""
-    return ValidationError(
+    return DTypeError(
         op,
         f"operand dtypes differ: {d1.name} and {d2.name}; there is no implicit promotion "
         "(convert one of them with eng.convert)",

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..layout import shape_size, strict_index
 from ..storage import host as _host
 from ..storage.host import HostBuffer
@@ -58,7 +58,7 @@ def _dtype_check(op: str, da: DType, db: DType) -> None:
     if da is not db:
         raise dtype_mismatch(op, da, db)
     if da not in _NUMERIC:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"{op.split('.')[-1]} needs a numeric dtype, got {da.name}",
             kind="UNSUPPORTED_DTYPE",

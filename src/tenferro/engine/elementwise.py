@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -102,7 +102,7 @@ _SQRT = _Spec("sqrt", np.sqrt, _FLOATING, hint=_CONVERT_HINT)
 def _dtype_error(spec: _Spec, dt: DType) -> ValidationError:
     allowed = ", ".join(d.name for d in DType if d in spec.allowed)
     hint = f"; {spec.hint}" if spec.hint else ""
-    return ValidationError(
+    return DTypeError(
         spec.op,
         f"{spec.name} does not accept dtype {dt.name} (accepted: {allowed}){hint}",
         kind="UNSUPPORTED_DTYPE",
@@ -148,7 +148,7 @@ def weak_scalar(value: Any, dt: DType, op: str) -> Any:
     rank = _scalar_rank(value)
     if rank > _RANK[dt]:
         kind = ("bool", "int", "float", "complex")[rank]
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"a {kind} scalar ({show_scalar(value)}) cannot take the tensor's dtype {dt.name} "
             "without losing information; pass a value of the tensor's kind, or convert the "
@@ -506,7 +506,7 @@ class ElementwiseOps(EngineBase):
         with Reads() as reads:
             c, cdt, shape = reads.operand(cond, op)
             if cdt is not _BOOL:
-                raise ValidationError(
+                raise DTypeError(
                     op,
                     f"cond must be a BOOL tensor, got {cdt.name}; build one with a comparison "
                     "(eng.less, eng.equal, ...)",

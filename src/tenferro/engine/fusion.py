@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..layout import shape_size
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, check_out
@@ -464,7 +464,7 @@ def _compile_numexpr(expr: str, dtypes: dict[str, DType], prog: _Program) -> Non
 
     for name, dt in dtypes.items():
         if dt not in (DType.F64, DType.C64):
-            raise ValidationError(
+            raise DTypeError(
                 OP,
                 f"backend='numexpr' takes F64 and C64 operands, got {name}: {dt.name}; use "
                 "the default backend",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axes, shape_size
 from ..tensor import Tensor
 from ._base import EngineBase, Reads
@@ -45,7 +45,7 @@ class ReductionOps(EngineBase):
             count = shape_size([shape[i] for i in ax])
             if name in ("reduce_max", "reduce_min"):
                 if dt.is_complex:
-                    raise ValidationError(
+                    raise DTypeError(
                         op,
                         f"{name} is not defined for complex dtypes (no order); reduce abs() or "
                         "the real part instead",

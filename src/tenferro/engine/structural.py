@@ -27,7 +27,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
-from ..errors import RuntimeStateError, ValidationError
+from ..errors import DTypeError, RuntimeStateError, ValidationError
 from ..layout import normalize_perm, normalize_shape, shape_size, strict_index
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -232,7 +232,7 @@ class StructuralOps(EngineBase):
             base = items[0][2]
             for i, (_, d, s) in enumerate(items):
                 if d is not dt:
-                    raise ValidationError(
+                    raise DTypeError(
                         op,
                         f"tensor {i} has dtype {d.name}, tensor 0 has {dt.name}; convert first",
                         kind="DTYPE_MISMATCH",

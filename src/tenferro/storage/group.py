@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from .. import errors
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import GroupError, HostAccessError, ValidationError
 from ..layout import col_major_strides, normalize_shape, shape_size, strict_index
@@ -103,12 +104,7 @@ class DescriptorRecord:
 
 
 def not_copyable(what: str) -> NoReturn:
-    raise GroupError(
-        f"{what}.__reduce__",
-        f"{what} owns its memory and cannot be copied or pickled; duplicate() the tensors "
-        "(named copies) or share shared-memory tensors with share_handle()",
-        kind="NOT_COPYABLE",
-    )
+    raise errors.not_copyable(what)
 
 
 def _check_viewable(op: str, owner: OwnedStorage, dtype: DType) -> None:

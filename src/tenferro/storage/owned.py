@@ -15,6 +15,7 @@ from ..errors import (
     DeviceAccessError,
     GroupError,
     HostAccessError,
+    not_copyable,
 )
 from ..placement import Placement
 from .allocation import BackendAllocation, BackendStorageAllocation, HostAllocation, check_mapping
@@ -30,12 +31,7 @@ from .span import RootBoundSpan, RootResourceExtent
 
 # ---------------------------------------------------------------------------- the owner
 def _not_copyable(what: str) -> NoReturn:
-    raise GroupError(
-        f"{what}.__reduce__",
-        f"{what} is the single owner of its memory and cannot be copied or pickled; "
-        "duplicate() the tensor (a named copy) or share it with share_handle()",
-        kind="NOT_COPYABLE",
-    )
+    raise not_copyable(what)
 
 
 class OwnedSpanClaim:
