@@ -146,10 +146,10 @@ def cases() -> list[Case]:
             "UNSUPPORTED_DTYPE",
         ),
         adopt_case(
-            "uint8 data",
+            "long double data",
             "convert it first (arr.astype(np.float64) makes a copy)",
             (2,),
-            np.zeros(2, np.uint8),
+            np.zeros(2, np.longdouble),
             "UNSUPPORTED_DTYPE",
         ),
         adopt_case(

@@ -1,4 +1,4 @@
-"""DType: the seven element types, their numpy twins, and dtype normalisation."""
+"""DType: the element types, their numpy twins, and dtype normalisation."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ NUMPY_TWINS = {
 }
 
 
-def test_there_are_exactly_seven_dtypes() -> None:
-    assert {d.name for d in tfr.DType} == {"F32", "F64", "I32", "I64", "BOOL", "C32", "C64"}
+def test_there_are_the_seven_upstream_dtypes_and_the_array_api_integers() -> None:
+    upstream = {"F32", "F64", "I32", "I64", "BOOL", "C32", "C64"}
+    array_api = {"I8", "I16", "U8", "U16", "U32", "U64"}
+    assert {d.name for d in tfr.DType} == upstream | array_api
 
 
 @pytest.mark.parametrize(("dtype", "twin"), NUMPY_TWINS.items())
@@ -69,7 +71,7 @@ def test_python_builtin_types_map_to_the_64_bit_dtypes() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [np.float16, np.uint8, np.int16, ">f8", "i4,i4", object, "U3", None, "nonsense", 5],
+    [np.float16, np.longdouble, np.datetime64, ">f8", "i4,i4", object, "U3", None, "nonsense", 5],
     ids=repr,
 )
 def test_as_dtype_refuses_what_tenferro_does_not_store(bad: object) -> None:

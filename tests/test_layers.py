@@ -27,7 +27,7 @@ PACKAGE = "tenferro"
 LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (0, "base", ("errors", "dtype", "layout", "placement", "copies", "borrow")),
     (1, "storage", ("storage.*",)),
-    (2, "tensor", ("_services", "guards", "view", "tensor", "group")),
+    (2, "tensor", ("_services", "_array_methods", "guards", "view", "tensor", "group")),
     (3, "services", ("engine.*", "interop.*", "domains.*", "linalg.*")),
     (4, "namespace", ("", "namespace.*", "_namespace.*", "array_api.*", "creation.*")),
     (5, "distributed", ("distributed.*",)),

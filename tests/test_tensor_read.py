@@ -227,15 +227,22 @@ def test_reading_during_an_exclusive_borrow_is_refused(read) -> None:
     assert err.value.holder == "Tensor.map_write"
 
 
-def test_repr_shows_shape_dtype_and_small_data() -> None:
+def test_repr_shows_the_values_and_the_dtype() -> None:
     t = tfr.Tensor.from_vec_col_major((2,), np.array([1.0, 2.0]))
-    assert repr(t) == "Tensor(shape=(2,), dtype=F64, data=[1.0, 2.0])"
+    assert repr(t) == "Tensor([1., 2.], dtype=float64)"
+
+
+def test_repr_prints_rows_like_numpy_although_memory_is_column_major() -> None:
+    t = tfr.Tensor.from_vec_col_major((2, 2), np.array([1.0, 3.0, 2.0, 4.0]))
+    assert repr(t) == "Tensor([[1., 2.],\n        [3., 4.]], dtype=float64)"
 
 
 def test_repr_during_an_exclusive_borrow_does_not_read() -> None:
     t = tfr.Tensor.from_vec_col_major((2,), np.array([1.0, 2.0]))
     with t.map_write():
-        assert repr(t) == "Tensor(shape=(2,), dtype=F64)"
+        assert repr(t) == (
+            "Tensor(<not readable now: exclusively borrowed>, shape=(2,), dtype=float64)"
+        )
 
 
 def test_a_one_element_tensor_has_a_truth_value() -> None:

@@ -274,4 +274,4 @@ def test_view_transforms_never_copy() -> None:
 def test_repr_shows_the_descriptor() -> None:
     t, _ = tensor((2, 3))
     v = t.as_view().slice_view((1, slice(None)))
-    assert repr(v) == "TensorView(shape=(3,), strides=(2,), offset=1, dtype=F64)"
+    assert repr(v) == "TensorView([1., 3., 5.], dtype=float64, view: strides=(2,), offset=1)"

@@ -18,7 +18,7 @@ from typing import Any
 __all__ = ["main"]
 
 #: Benchmark modules in `tenferro.bench`, in the order they run.
-BENCH_MODULES = ("storage", "engine", "domains", "sweep")
+BENCH_MODULES = ("storage", "engine", "domains", "sweep", "namespace")
 
 
 class CliError(Exception):

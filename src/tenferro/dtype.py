@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DTypeError
+from .errors import DTypeError, PromotionError
 
-__all__ = ["DType", "as_dtype"]
+__all__ = ["CATEGORIES", "DType", "as_dtype", "promote_types"]
 
 
 class DType(enum.Enum):
@@ -22,6 +22,13 @@ class DType(enum.Enum):
     BOOL = "bool"
     C32 = "complex64"
     C64 = "complex128"
+    # The array API's further integer types (2024.12 requires all of them).
+    I8 = "int8"
+    I16 = "int16"
+    U8 = "uint8"
+    U16 = "uint16"
+    U32 = "uint32"
+    U64 = "uint64"
 
     @property
     def numpy(self) -> np.dtype[Any]:
@@ -43,7 +50,11 @@ class DType(enum.Enum):
 
     @property
     def is_integer(self) -> bool:
-        return self in (DType.I32, DType.I64)
+        return self in _INTEGER
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self in _UNSIGNED
 
     @property
     def real(self) -> DType:
@@ -57,6 +68,9 @@ class DType(enum.Enum):
 _NUMPY: dict[DType, np.dtype[Any]] = {d: np.dtype(d.value) for d in DType}
 _FROM_NUMPY: dict[np.dtype[Any], DType] = {v: k for k, v in _NUMPY.items()}
 _REAL = {DType.C32: DType.F32, DType.C64: DType.F64}
+_SIGNED = frozenset({DType.I8, DType.I16, DType.I32, DType.I64})
+_UNSIGNED = frozenset({DType.U8, DType.U16, DType.U32, DType.U64})
+_INTEGER = _SIGNED | _UNSIGNED
 
 
 def as_dtype(value: Any, op: str = "dtype") -> DType:
@@ -97,5 +111,73 @@ def dtype_of_array(arr: np.ndarray[Any, Any], op: str) -> DType:
             "makes a copy) to one of " + ", ".join(d.value for d in DType),
             kind="UNSUPPORTED_DTYPE",
             dtype=arr.dtype,
+        )
+    return found
+
+
+# ---------------------------------------------------------------------- array API
+#: The array API's dtype categories (each elementwise function accepts one of them).
+CATEGORIES: dict[str, frozenset[DType]] = {
+    "bool": frozenset({DType.BOOL}),
+    "signed integer": _SIGNED,
+    "unsigned integer": _UNSIGNED,
+    "integer": _INTEGER,
+    "real floating": frozenset({DType.F32, DType.F64}),
+    "complex floating": frozenset({DType.C32, DType.C64}),
+    "floating": frozenset({DType.F32, DType.F64, DType.C32, DType.C64}),
+    "real numeric": _INTEGER | {DType.F32, DType.F64},
+    "numeric": _INTEGER | {DType.F32, DType.F64, DType.C32, DType.C64},
+    "integer or boolean": _INTEGER | {DType.BOOL},
+    "real": _INTEGER | {DType.F32, DType.F64, DType.BOOL},
+    "any": frozenset(DType),
+}
+
+# The standard's promotion lattice: within a kind, the wider type; signed with
+# unsigned, the smallest signed type holding both (none for uint64); real with
+# complex floating, the complex type of the wider precision. Kinds never mix.
+_INT_BITS = {DType.I8: 8, DType.I16: 16, DType.I32: 32, DType.I64: 64}
+_UINT_BITS = {DType.U8: 8, DType.U16: 16, DType.U32: 32, DType.U64: 64}
+_SIGNED_BY_BITS = {v: k for k, v in _INT_BITS.items()}
+_UNSIGNED_BY_BITS = {v: k for k, v in _UINT_BITS.items()}
+_FLOAT_BITS = {DType.F32: 32, DType.F64: 64, DType.C32: 32, DType.C64: 64}
+
+
+def _promote_pair(a: DType, b: DType) -> DType | None:
+    if a is b:
+        return a
+    if a in _INT_BITS and b in _INT_BITS:
+        return _SIGNED_BY_BITS[max(_INT_BITS[a], _INT_BITS[b])]
+    if a in _UINT_BITS and b in _UINT_BITS:
+        return _UNSIGNED_BY_BITS[max(_UINT_BITS[a], _UINT_BITS[b])]
+    if a in _UINT_BITS and b in _INT_BITS:
+        a, b = b, a
+    if a in _INT_BITS and b in _UINT_BITS:
+        need = max(_INT_BITS[a], 2 * _UINT_BITS[b])
+        return _SIGNED_BY_BITS.get(need)
+    if a in _FLOAT_BITS and b in _FLOAT_BITS:
+        bits = max(_FLOAT_BITS[a], _FLOAT_BITS[b])
+        if a.is_complex or b.is_complex:
+            return DType.C64 if bits == 64 else DType.C32
+        return DType.F64 if bits == 64 else DType.F32
+    return None
+
+
+#: The full promotion table, built once: (a, b) -> result, absent when undefined.
+PROMOTION_TABLE: dict[tuple[DType, DType], DType] = {
+    (a, b): r for a in DType for b in DType if (r := _promote_pair(a, b)) is not None
+}
+
+
+def promote_types(a: DType, b: DType, op: str = "result_type") -> DType:
+    """The array API's result dtype for two dtypes; `PromotionError` when it has none."""
+    found = PROMOTION_TABLE.get((a, b))
+    if found is None:
+        raise PromotionError(
+            op,
+            f"dtypes {a.value} and {b.value} do not promote (the array API never mixes "
+            "kinds, nor uint64 with signed integers); convert one operand first with "
+            "tenferro.astype",
+            kind="NO_PROMOTION",
+            dtypes=(a, b),
         )
     return found

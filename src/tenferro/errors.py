@@ -34,6 +34,8 @@ __all__ = [
     "GroupKind",
     "HostAccessError",
     "HostAccessKind",
+    "IndexOutOfRangeError",
+    "IndexOutOfRangeKind",
     "InteropError",
     "InteropKind",
     "MovedTensorError",
@@ -42,6 +44,8 @@ __all__ = [
     "NotCopyableKind",
     "OutOfMemoryError",
     "OutOfMemoryKind",
+    "PromotionError",
+    "PromotionKind",
     "ReinterpretError",
     "ReinterpretKind",
     "RootImportError",
@@ -67,6 +71,7 @@ class ValidationKind(StrEnum):
     """The kinds of `ValidationError`."""
 
     AMBIGUOUS_TRUTH = "AMBIGUOUS_TRUTH"
+    BROADCAST = "BROADCAST"
     COPY_REQUIRED = "COPY_REQUIRED"
     DIM_MISMATCH = "DIM_MISMATCH"
     DIVISION_BY_ZERO = "DIVISION_BY_ZERO"
@@ -75,8 +80,10 @@ class ValidationKind(StrEnum):
     INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     INVALID_AXES = "INVALID_AXES"
+    INVALID_AXIS = "INVALID_AXIS"
     INVALID_BACKEND = "INVALID_BACKEND"
     INVALID_DATA = "INVALID_DATA"
+    INVALID_DEVICE = "INVALID_DEVICE"
     INVALID_DOMAIN = "INVALID_DOMAIN"
     INVALID_HANDLE = "INVALID_HANDLE"
     INVALID_INDEX = "INVALID_INDEX"
@@ -110,6 +117,7 @@ class ValidationKind(StrEnum):
     UNKNOWN_NAME = "UNKNOWN_NAME"
     UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION"
     UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE"
+    UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
     UNUSED_OPERAND = "UNUSED_OPERAND"
 
 
@@ -190,11 +198,13 @@ class BorrowKind(StrEnum):
     ADOPTED_STILL_REFERENCED = "ADOPTED_STILL_REFERENCED"
     ALIASED = "ALIASED"
     BORROW_ENDED = "BORROW_ENDED"
+    BROADCAST_VIEW = "BROADCAST_VIEW"
     EXCLUSIVELY_BORROWED = "EXCLUSIVELY_BORROWED"
     IN_USE = "IN_USE"
     OUT_ALIASES_INPUT = "OUT_ALIASES_INPUT"
     READ_ONLY = "READ_ONLY"
     RELEASED = "RELEASED"
+    UNSUPPORTED = "UNSUPPORTED"
 
 
 class NotCopyableKind(StrEnum):
@@ -243,6 +253,23 @@ class OutOfMemoryKind(StrEnum):
     """The kinds of `OutOfMemoryError`."""
 
     OUT_OF_MEMORY = "OUT_OF_MEMORY"
+
+
+class PromotionKind(StrEnum):
+    """The kinds of `PromotionError`."""
+
+    INPLACE_MISMATCH = "INPLACE_MISMATCH"
+    NO_PROMOTION = "NO_PROMOTION"
+    SCALAR_DTYPE = "SCALAR_DTYPE"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
+
+
+class IndexOutOfRangeKind(StrEnum):
+    """The kinds of `IndexOutOfRangeError`."""
+
+    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
+    INVALID_AXIS = "INVALID_AXIS"
+    INVALID_INDEX = "INVALID_INDEX"
 
 
 # ---------------------------------------------------------------------------- the errors
@@ -401,3 +428,18 @@ def not_copyable(what: str) -> NotCopyableError:
         "shared-memory tensors across processes with share_handle()",
         kind="NOT_COPYABLE",
     )
+
+
+class PromotionError(DTypeError):
+    """Operand dtypes have no common type under the array API's rules (a `DTypeError`,
+    so also a TypeError)."""
+
+    kinds: ClassVar[type[StrEnum]] = PromotionKind
+    default_kind: ClassVar[str] = PromotionKind.NO_PROMOTION
+
+
+class IndexOutOfRangeError(ValidationError, IndexError):
+    """An index names an element outside an axis (also an IndexError)."""
+
+    kinds: ClassVar[type[StrEnum]] = IndexOutOfRangeKind
+    default_kind: ClassVar[str] = IndexOutOfRangeKind.INDEX_OUT_OF_RANGE

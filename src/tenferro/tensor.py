@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
-from . import _services
+from . import _array_methods, _services
+from ._array_methods import ArrayMethods
 from .borrow import _WriteMemory, as_memoryview
 from .copies import record_copy
 from .dtype import DType, as_dtype, dtype_of_array
@@ -38,7 +39,7 @@ R = TypeVar("R")
 Shape = tuple[int, ...]
 
 
-class Tensor:
+class Tensor(ArrayMethods):
     """An owned tensor: a shape, a dtype and storage that it owns or lives in.
 
     Build one with `Tensor.from_vec_col_major` (adopts, zero copy), `from_numpy`
@@ -501,19 +502,17 @@ class Tensor:
 
     # ------------------------------------------------------------------ python protocol
     def __repr__(self) -> str:
+        """The values in their shape (row-major display, like numpy), dtype and ownership."""
         if self._st is None:
             return f"Tensor(<moved by {self._moved}>)"
-        head = f"shape={self._shape}, dtype={self._dtype.name}"
+        text = _array_methods.array_repr(self)
         st = self._st
-        if st.__class__ is HostBuffer:
-            if shape_size(self._shape) <= 16 and st.exclusive is None:
-                vals = self._read_flat("Tensor.__repr__").tolist()
-                return f"Tensor({head}, data={vals})"
-            return f"Tensor({head})"
-        return (
-            f"Tensor({head}, placement={st.placement}, "
-            f"allocation_domain={st.allocation_domain}, allocation_id={st.allocation_id})"
-        )
+        if st.__class__ is not HostBuffer:
+            text = (
+                f"{text[:-1]}, placement={st.placement}, "
+                f"allocation_domain={st.allocation_domain}, allocation_id={st.allocation_id})"
+            )
+        return text
 
     def __reduce__(self) -> NoReturn:
         raise not_copyable("Tensor")
@@ -530,70 +529,13 @@ class Tensor:
             raise TypeError("len() of a rank-0 tensor")
         return self._shape[0]
 
-    def __bool__(self) -> bool:
-        """numpy's rule: only a one-element tensor has a truth value (it reads it)."""
-        op = "Tensor.__bool__"
-        self._live(op)
-        n = shape_size(self._shape)
-        if n != 1:
-            raise ValidationError(
-                op,
-                f"the truth value of a tensor with {n} elements is ambiguous; test "
-                "t.size, or reduce it first (e.g. engine.reduce_max)",
-                kind="AMBIGUOUS_TRUTH",
-                size=n,
-            )
-        return bool(self._read_flat(op)[0])
-
-    # Operators run on the current default engine (`with eng:` switches it). The
-    # engine sits above this layer: `tenferro.engine` registers its getter.
+    # Operators (`+`, `==`, `x[i]`, ...) come from `ArrayMethods`: they run the
+    # array API namespace on the current default engine (`with eng:` switches it).
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's operators with a tensor operand (`np.float64(2) * t`, `ndarray + t`)
         run on the default engine like the tensor's own; other ufuncs read it through
         a borrow (see `tenferro.engine.ufuncs`)."""
         return _services.array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __add__(self, other: Any) -> Tensor:
-        return _services.default_engine().add(self, other)  # type: ignore[no-any-return]
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _services.default_engine().add(other, self)  # type: ignore[no-any-return]
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _services.default_engine().sub(self, other)  # type: ignore[no-any-return]
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _services.default_engine().sub(other, self)  # type: ignore[no-any-return]
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _services.default_engine().mul(self, other)  # type: ignore[no-any-return]
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _services.default_engine().mul(other, self)  # type: ignore[no-any-return]
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _services.default_engine().div(self, other)  # type: ignore[no-any-return]
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _services.default_engine().div(other, self)  # type: ignore[no-any-return]
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _services.default_engine().pow(self, other)  # type: ignore[no-any-return]
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _services.default_engine().pow(other, self)  # type: ignore[no-any-return]
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _services.default_engine().matmul(self, other)  # type: ignore[no-any-return]
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _services.default_engine().matmul(other, self)  # type: ignore[no-any-return]
-
-    def __neg__(self) -> Tensor:
-        return _services.default_engine().neg(self)  # type: ignore[no-any-return]
-
-    def __abs__(self) -> Tensor:
-        return _services.default_engine().abs(self)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------- helpers

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _services
+from . import _array_methods, _services
+from ._array_methods import ArrayMethods
 from .copies import record_copy
 from .dtype import DType
 from .errors import DTypeError, ValidationError
@@ -37,7 +38,7 @@ __all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal"]
 Shape = tuple[int, ...]
 
 
-class _ViewBase:
+class _ViewBase(ArrayMethods):
     __slots__ = ("_dtype", "_offset", "_shape", "_source", "_strides")
 
     _dtype: DType
@@ -336,10 +337,8 @@ class _ViewBase:
         return _services.host_tensor(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def __repr__(self) -> str:
-        return (
-            f"{self._kind}(shape={self._shape}, strides={self._strides}, "
-            f"offset={self._offset}, dtype={self._dtype.name})"
-        )
+        """The values in their shape (row-major display), dtype and the view's layout."""
+        return _array_methods.array_repr(self)
 
 
 class TensorView(_ViewBase):
@@ -519,6 +518,7 @@ class TensorViewMut(_ViewBase):
 #: Kinds in increasing order: a value may go into a dtype of its kind or a higher one.
 _KIND_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
 _KIND_RANK.update({DType.C32: 3, DType.C64: 3})
+_KIND_RANK.update({d: 1 for d in (DType.I8, DType.I16, DType.U8, DType.U16, DType.U32, DType.U64)})
 _KIND_NAMES = ("bool", "int", "float", "complex")
 
 

@@ -260,7 +260,7 @@ def test_convert_accepts_numpy_dtypes(eng: tfr.CpuEngine) -> None:
 
 def test_convert_refuses_unknown_dtypes(eng: tfr.CpuEngine) -> None:
     with pytest.raises(tfr.ValidationError) as err:
-        eng.convert(t_([1.0]), np.uint8)
+        eng.convert(t_([1.0]), np.float16)
     assert err.value.kind == "UNSUPPORTED_DTYPE"
 
 

@@ -109,7 +109,7 @@ CORE_CASES = [
     ),
     Case(
         "from_vec unsupported dtype",
-        lambda w: tfr.Tensor.from_vec_col_major((6,), w.data.astype(np.uint16)),
+        lambda w: tfr.Tensor.from_vec_col_major((6,), w.data.astype(np.float16)),
         tfr.ValidationError,
         "Tensor.from_vec_col_major",
     ),
@@ -424,7 +424,7 @@ GROUP_AND_DOMAIN_CASES = [
     ),
     Case(
         "domain allocate unsupported dtype",
-        lambda w: tfr.SharedMemoryDomain().allocate(np.uint8, (3,)),
+        lambda w: tfr.SharedMemoryDomain().allocate(np.float16, (3,)),
         tfr.ValidationError,
         "SharedMemoryDomain.allocate",
     ),

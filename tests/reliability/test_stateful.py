@@ -28,7 +28,9 @@ SHAPES = [(9,), (3, 3)]
 LIMIT = 4 * 9 * 8  # room for four 9-element f64 buffers: eviction happens often
 
 
-@dataclass
+# eq=False: entries are removed by identity; comparing their tensors with ==
+# would be elementwise (Tensor.__eq__ is the array API's).
+@dataclass(eq=False)
 class Entry:
     tensor: tfr.Tensor
     expected: np.ndarray  # column-major flat values
@@ -36,7 +38,7 @@ class Entry:
     aliases: int = 0  # live aliases this model handed out for this tensor
 
 
-@dataclass
+@dataclass(eq=False)
 class Alias:
     # INVARIANT: an alias must not keep its tensor alive (the tensor may be dropped
     # while the alias lives: that is the case the pool must get right), so it

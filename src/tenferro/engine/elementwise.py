@@ -49,6 +49,7 @@ _FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
 # Python-level rank of a dtype's kind: bool < integer < real float < complex.
 _RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
 _RANK.update({DType.C32: 3, DType.C64: 3})
+_RANK.update({d: 1 for d in (DType.I8, DType.I16, DType.U8, DType.U16, DType.U32, DType.U64)})
 
 _np_fdiv = np.floor_divide
 

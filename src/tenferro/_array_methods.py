@@ -1,0 +1,250 @@
+"""`ArrayMethods`: the array API's operators and dunders, shared by `Tensor` and views.
+
+This module sits at the tensor layer, below the namespace functions that do the
+work (`tenferro.namespace`); those register themselves here when they are
+imported (`register`), so a lower layer never imports a higher one. Every
+operator is one call into the registered namespace, which runs on the calling
+thread's default engine and returns a pooled output (or, for basic indexing
+and transposes, a view that never copies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+__all__ = ["ArrayMethods", "array_repr", "register"]
+
+# The namespace module (`tenferro.namespace`), set by `register` at import time.
+_ns: Any = None
+
+
+def register(namespace: Any) -> None:
+    """Install the namespace the operators delegate to (called once by the namespace)."""
+    global _ns
+    _ns = namespace
+
+
+def array_repr(x: Any) -> str:
+    """``repr`` of a tensor or view: its values in their shape, its dtype and ownership."""
+    return _ns.array_repr(x)  # type: ignore[no-any-return]
+
+
+class ArrayMethods:
+    """The array API's array object protocol, mixed into `Tensor` and the views.
+
+    Ownership: binary and unary operators compute pooled outputs; ``x[key]``
+    with ints, slices, ``...`` and ``None`` **borrows** (a view, no copy), with
+    integer arrays or boolean masks it **copies** (named, counted);
+    ``x[key] = v`` and the in-place operators (``+=`` ...) **borrow x
+    exclusively** for the write.
+    """
+
+    __slots__ = ()
+
+    # Elementwise equality makes arrays unhashable, as numpy's are.
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
+    # -- attributes --------------------------------------------------------------
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        """The `tenferro` module: the array API namespace of this array."""
+        return _ns.array_namespace(api_version)
+
+    @property
+    def device(self) -> Any:
+        """The device the elements live on: always ``"cpu"`` for host memory."""
+        return _ns.device_of(self)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Any:
+        """Itself on ``"cpu"`` (borrows nothing new); other devices are refused."""
+        return _ns.to_device(self, device, stream)
+
+    @property
+    def T(self) -> Any:
+        """The reversed-axes view of a rank-2 array (no copy)."""
+        return _ns.array_T(self)
+
+    @property
+    def mT(self) -> Any:
+        """The view with the last two axes swapped (no copy)."""
+        return _ns.matrix_transpose(self)
+
+    # -- arithmetic ----------------------------------------------------------------
+    def __add__(self, other: Any) -> Any:
+        return _ns.add(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _ns.add(other, self)
+
+    def __iadd__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.add, self, other)
+
+    def __sub__(self, other: Any) -> Any:
+        return _ns.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _ns.subtract(other, self)
+
+    def __isub__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.subtract, self, other)
+
+    def __mul__(self, other: Any) -> Any:
+        return _ns.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _ns.multiply(other, self)
+
+    def __imul__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.multiply, self, other)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _ns.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _ns.divide(other, self)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.divide, self, other)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _ns.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _ns.floor_divide(other, self)
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.floor_divide, self, other)
+
+    def __mod__(self, other: Any) -> Any:
+        return _ns.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _ns.remainder(other, self)
+
+    def __imod__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.remainder, self, other)
+
+    def __pow__(self, other: Any) -> Any:
+        return _ns.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _ns.pow(other, self)
+
+    def __ipow__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.pow, self, other)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _ns.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _ns.matmul(other, self)
+
+    def __imatmul__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.matmul, self, other)
+
+    def __neg__(self) -> Any:
+        return _ns.negative(self)
+
+    def __pos__(self) -> Any:
+        return _ns.positive(self)
+
+    def __abs__(self) -> Any:
+        return _ns.abs(self)
+
+    # -- bitwise -------------------------------------------------------------------
+    def __and__(self, other: Any) -> Any:
+        return _ns.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return _ns.bitwise_and(other, self)
+
+    def __iand__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.bitwise_and, self, other)
+
+    def __or__(self, other: Any) -> Any:
+        return _ns.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        return _ns.bitwise_or(other, self)
+
+    def __ior__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.bitwise_or, self, other)
+
+    def __xor__(self, other: Any) -> Any:
+        return _ns.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Any:
+        return _ns.bitwise_xor(other, self)
+
+    def __ixor__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.bitwise_xor, self, other)
+
+    def __lshift__(self, other: Any) -> Any:
+        return _ns.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Any:
+        return _ns.bitwise_left_shift(other, self)
+
+    def __ilshift__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.bitwise_left_shift, self, other)
+
+    def __rshift__(self, other: Any) -> Any:
+        return _ns.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Any:
+        return _ns.bitwise_right_shift(other, self)
+
+    def __irshift__(self, other: Any) -> Any:
+        return _ns.inplace(_ns.bitwise_right_shift, self, other)
+
+    def __invert__(self) -> Any:
+        return _ns.bitwise_invert(self)
+
+    # -- comparisons (elementwise, bool results) -----------------------------------------
+    def __eq__(self, other: object) -> Any:
+        return _ns.equal(self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return _ns.not_equal(self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _ns.less(self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _ns.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _ns.greater(self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _ns.greater_equal(self, other)
+
+    # -- indexing ---------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> Any:
+        return _ns.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _ns.setitem(self, key, value)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Views of the sub-arrays along the first axis (each borrows, no copy)."""
+        return _ns.iterate(self)  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        return _ns.length(self)  # type: ignore[no-any-return]
+
+    # -- Python scalars (one-element arrays only) --------------------------------------
+    def __bool__(self) -> bool:
+        return bool(_ns.scalar_value(self, "__bool__"))
+
+    def __int__(self) -> int:
+        return int(_ns.scalar_value(self, "__int__"))
+
+    def __float__(self) -> float:
+        return float(_ns.scalar_value(self, "__float__"))
+
+    def __complex__(self) -> complex:
+        return complex(_ns.scalar_value(self, "__complex__"))
+
+    def __index__(self) -> int:
+        return int(_ns.index_value(self))

@@ -1,0 +1,495 @@
+"""The namespace's one contact with engine, tensor and view internals.
+
+Everything the array API functions need from below goes through here: reading
+operands without an alias (the engine's pinned reads), pooled outputs (the
+engine's ``run``), views built from the descriptor numpy computes over a
+borrowed array, and exclusive writes into tensors and views. A refactor of
+those internals changes this module only.
+
+Decision (see docs/namespace.md, "Owners and views"): an owner stays a compact
+column-major `Tensor`; anything strided (basic indexing, transposes, reshapes
+that need other strides, broadcasts, C-ordered numpy arrays adopted by
+`asarray`) is a `TensorView`, which holds the buffer's read root and so is
+one counted alias. Both are full array API arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType, dtype_of_array
+from ..engine import CpuEngine, default_engine
+from ..engine import cpu as _cpu
+from ..engine._base import Reads
+from ..errors import BorrowError, ValidationError
+from ..guards import ExclusiveBorrow
+from ..layout import col_major_strides, shape_size
+from ..storage import host as _host
+from ..storage.host import HostBuffer
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
+from ..view import TensorView, TensorViewMut, _ViewBase
+
+__all__ = [
+    "ARRAY_TYPES",
+    "Reads",
+    "binary_function",
+    "compute",
+    "derive_view",
+    "descriptor",
+    "emit",
+    "emit_kernel",
+    "is_array",
+    "plain_pair",
+    "read_all",
+    "ufunc_into",
+    "unary_fast",
+    "view_base",
+    "view_like",
+    "write",
+]
+
+Array = np.ndarray[Any, Any]
+Shape = tuple[int, ...]
+
+#: The array types of the namespace: owners and (shared or exclusive) views.
+ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
+
+_new = object.__new__
+_BOOL = DType.BOOL
+_reading = _host.reading
+
+
+def is_array(x: Any) -> bool:
+    """True for a `Tensor`, `TensorView` or `TensorViewMut`."""
+    return isinstance(x, ARRAY_TYPES)
+
+
+def is_owner(x: Any) -> bool:
+    return isinstance(x, Tensor)
+
+
+def plain_pair(a: Any, b: Any) -> bool:
+    """Two plain host tensors of one dtype (the engine's fast paths take them as they are)."""
+    return (
+        a.__class__ is Tensor
+        and b.__class__ is Tensor
+        and a._dtype is b._dtype
+        and a._st.__class__ is HostBuffer
+        and b._st.__class__ is HostBuffer
+    )
+
+
+def derive_view(x: Any, shape: Shape, strides: Shape, offset: int) -> Any:
+    """A view of ``x``'s buffer with the given descriptor (in elements of x's dtype).
+
+    ``x`` is a tensor (borrowed through `as_view`) or a view; the caller has
+    checked that every index the descriptor reaches lies inside ``x``.
+    """
+    v = x.as_view() if isinstance(x, Tensor) else x
+    return v._derive(shape, strides, offset)
+
+
+def descriptor(x: Any) -> tuple[Shape, Shape, int]:
+    """``(shape, strides, offset)`` of a tensor (compact column-major) or view."""
+    if isinstance(x, Tensor):
+        x._live("tenferro.__getitem__")
+        return x._shape, col_major_strides(x._shape), 0
+    return x._shape, x._strides, x._offset
+
+
+# ---------------------------------------------------------------------- outputs
+def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
+    """Run ``kernel(nd)`` into a pooled output of the default engine; ``nd`` is F-ordered.
+
+    The kernel must write every element of ``nd``; a kernel that raises gives the
+    buffer back to the pool.
+    """
+    return _engine()._run(op, shape, dtype, kernel)
+
+
+def emit(op: str, result: Array) -> Tensor:
+    """A pooled tensor holding the values of a numpy result (computed by the caller).
+
+    The values are written once into the pooled buffer; this is the output of a
+    computation, not a copy of a tenferro buffer, so it is not counted.
+    """
+    res = np.asarray(result)
+    dt = dtype_of_array(res, op)
+
+    def kernel(nd: Array) -> None:
+        # nd has res's shape: copyto writes every element.
+        np.copyto(nd, res, casting="unsafe")
+
+    return _engine()._run(op, tuple(int(d) for d in res.shape), dt, kernel)
+
+
+def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
+    """Each array of ``xs`` as a numpy array of its logical values, other items as they are.
+
+    Valid only inside the ``with Reads()`` block: tensors are read through the
+    engine's pinned, alias-free path, views through their own strided alias.
+    """
+    return [reads.operand(x, op)[0] if isinstance(x, ARRAY_TYPES) else x for x in xs]
+
+
+def _engine() -> CpuEngine:
+    # `default_engine()` inlined: the thread's current engine (`with eng:`), if any.
+    eng = _cpu._state.current
+    return eng if eng is not None else default_engine()
+
+
+def binary_function(
+    ufunc: Any, allowed: tuple[DType, ...], out_bool: bool, general: Callable[[Any, Any], Any]
+) -> Callable[..., Any]:
+    """A binary elementwise function: the engine's hot path inlined, else ``general``.
+
+    The hot path takes two plain host tensors of one shape and an ``allowed``
+    dtype through the same steps as the engine's own binary fast path (pin both,
+    check for a writer, take a pooled buffer, one ufunc call); anything else
+    (views, scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
+    """
+    if ufunc is np.maximum or ufunc is np.minimum:
+        # numpy deprecates a positional out= for these two.
+        def call(a: Any, b: Any, out: Any) -> Any:
+            return ufunc(a, b, out=out)
+    else:
+        call = ufunc
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        if x1.__class__ is Tensor and x2.__class__ is Tensor:
+            sa = x1._st
+            sb = x2._st
+            dt = x1._dtype
+            if (
+                sa.__class__ is HostBuffer
+                and sb.__class__ is HostBuffer
+                and dt is x2._dtype
+                and dt in allowed
+            ):
+                shape = x1._shape
+                if shape == x2._shape:
+                    pin = (sa, sb)
+                    _reading.append(pin)
+                    try:
+                        if sa.exclusive is None and sb.exclusive is None:
+                            fa = sa.flat
+                            n = len(fa)
+                            eng = _cpu._state.current
+                            if eng is None:
+                                eng = default_engine()
+                            pool = eng._pool
+                            out_dt = _BOOL if out_bool else dt
+                            owner = pool.acquire(out_dt.numpy, n)
+                            flat = owner if len(owner) == n else owner[:n]
+                            try:
+                                # Both inputs hold exactly n elements: the ufunc
+                                # writes all of flat.
+                                call(fa, sb.flat, flat)
+                            except BaseException:
+                                # Dropped, never pooled: a traceback keeps `owner`.
+                                del flat, owner
+                                raise
+                            # INVARIANT: the same fields as tensor._pooled, inlined (the
+                            # namespace's binary hot path); test_engine_interface checks it.
+                            t: Tensor = _new(Tensor)
+                            t._shape = shape
+                            t._dtype = out_dt
+                            t._st = HostBuffer(owner, flat, eng._recycler)
+                            t._moved = None
+                            return t
+                    except BaseException:
+                        # A traceback keeps `fa`, an operand's internal array: never
+                        # pool the operands' buffers (the engine's hot paths do the same).
+                        sa.recycler = sb.recycler = None
+                        raise
+                    finally:
+                        _reading.remove(pin)
+        return general(x1, x2)
+
+    return fn
+
+
+def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
+    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
+    if x.__class__ is not Tensor:
+        return None
+    st = x._st
+    dt = x._dtype
+    if st.__class__ is not HostBuffer or dt not in allowed:
+        return None
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        fa = st.flat
+        n = len(fa)
+        eng = _cpu._state.current
+        if eng is None:
+            eng = default_engine()
+        pool = eng._pool
+        owner = pool.acquire(fa.dtype, n)
+        flat = owner if len(owner) == n else owner[:n]
+        try:
+            # The input holds exactly n elements: the ufunc writes all of flat.
+            ufunc(fa, out=flat)
+        except BaseException:
+            del flat, owner  # dropped, never pooled (see binary_function)
+            raise
+        return _pooled(x._shape, dt, owner, flat, eng._recycler)
+    except BaseException:
+        st.recycler = None  # see binary_function
+        raise
+    finally:
+        _reading.remove(st)
+
+
+def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
+    """``reduce(all elements)`` of a plain host tensor as a rank-0 pooled tensor, or None.
+
+    For reductions whose result has the input's dtype and that accept empty
+    input (sums, products).
+    """
+    if x.__class__ is not Tensor:
+        return None
+    st = x._st
+    dt = x._dtype
+    if st.__class__ is not HostBuffer or dt not in allowed:
+        return None
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        fa = st.flat
+        eng = _cpu._state.current
+        if eng is None:
+            eng = default_engine()
+        pool = eng._pool
+        owner = pool.acquire(fa.dtype, 1)
+        flat = owner if len(owner) == 1 else owner[:1]
+        try:
+            flat[0] = reduce(fa)  # the one element of the output
+        except BaseException:
+            del flat, owner  # dropped, never pooled (see binary_function)
+            raise
+        return _pooled((), dt, owner, flat, eng._recycler)
+    except BaseException:
+        st.recycler = None  # see binary_function
+        raise
+    finally:
+        _reading.remove(st)
+
+
+def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
+    """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output."""
+    with Reads() as reads:
+        vals = read_all(reads, args, op)
+
+        def kernel(nd: Array) -> None:
+            # The operands broadcast to nd's shape: the ufunc writes all of nd.
+            with np.errstate(all="ignore"):
+                ufunc(*vals, out=nd, casting="unsafe")
+
+        return _engine()._run(op, shape, dtype, kernel)
+
+
+def compute_into(
+    op: str, shape: Shape, dtype: DType, fn: Callable[..., Any], xs: tuple[Any, ...]
+) -> Tensor:
+    """``fn(nd, *values)`` writing a pooled output ``nd`` of ``shape`` (F-ordered).
+
+    ``fn`` must write every element of ``nd`` (numpy's reductions with ``out=``
+    do); the arrays of ``xs`` are read without copying for the call's duration.
+    """
+    with Reads() as reads:
+        vals = read_all(reads, xs, op)
+
+        def kernel(nd: Array) -> None:
+            fn(nd, *vals)
+
+        return _engine()._run(op, shape, dtype, kernel)
+
+
+def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
+    """``fn(*values)`` with every array of ``xs`` read (no copy) for the call's duration.
+
+    ``fn`` must not keep the arrays it is given: they are valid only during the call.
+    """
+    with Reads() as reads:
+        vals = read_all(reads, xs, op)
+        with np.errstate(all="ignore"):
+            return fn(*vals)
+
+
+# ---------------------------------------------------------------------- views
+def view_base(x: Any, op: str) -> tuple[Any, Array]:
+    """``(view, arr)``: a view of ``x`` and its strided numpy array (a counted alias).
+
+    A `Tensor` is borrowed through `as_view` (which refuses while it is
+    exclusively borrowed); views are used as they are.
+    """
+    v = x.as_view() if isinstance(x, Tensor) else x
+    return v, v._strided(op)
+
+
+def view_like(v: Any, base: Array, res: Array, op: str) -> Any:
+    """A view of ``v``'s buffer with the layout of ``res``, a numpy view of ``base``.
+
+    numpy has done the index arithmetic (slicing, transposing, reshaping,
+    broadcasting); this reads the resulting shape, strides and start back into
+    a descriptor over the same root. Falls back to None when ``res`` is not a
+    view of ``base`` (numpy had to copy).
+    """
+    shape = tuple(int(d) for d in res.shape)
+    dt = dtype_of_array(res, op) if res.dtype != base.dtype else v._dtype
+    if res.size == 0:
+        return v._derive(shape, col_major_strides(shape), v._offset, dt)
+    if not np.may_share_memory(res, base):
+        return None  # numpy made a new array: not a view
+    isz = res.itemsize
+    typed = v._typed_root(op)
+    if dt is not v._dtype:
+        typed = typed.view(res.dtype)
+    start = res.__array_interface__["data"][0] - typed.__array_interface__["data"][0]
+    if start % isz or any(s % isz for s in res.strides):
+        return None
+    del typed
+    return v._derive(shape, tuple(s // isz for s in res.strides), start // isz, dt)
+
+
+def as_view_of(x: Any) -> Any:
+    """A `TensorView` of a tensor, or a view itself (borrows)."""
+    return x.as_view() if isinstance(x, Tensor) else x
+
+
+def adopt_c_ordered(arr: Array, op: str) -> Any:
+    """Adopt a C-contiguous array without copying: a permuted view over an owner.
+
+    The owner is the column-major tensor of the reversed shape over the same
+    memory (``arr.T`` is F-contiguous); the caller's array and every ndarray
+    under it are frozen, as `from_numpy` freezes an adopted array.
+    """
+    _check_adoptable(op, arr)
+    t = arr.T
+    buf = _adopt(t, t.reshape(-1, order="F"))
+    frozen: list[Array] = [t]
+    for a in (*_base_chain(arr)[0], *buf.frozen):
+        if not any(a is f for f in frozen):
+            frozen.append(a)
+    # INVARIANT: bases after the arrays over them, so release thaws bases first.
+    for a in frozen:
+        a.flags.writeable = False
+    buf.frozen = tuple(frozen)
+    owner = Tensor._wrap(tuple(int(d) for d in t.shape), dtype_of_array(arr, op), buf)
+    return owner.as_view().transpose_view(tuple(range(arr.ndim - 1, -1, -1)))
+
+
+def owner_of_fresh(arr: Array) -> Tensor:
+    """Wrap a new array that nobody else holds (built here) as a tensor owning it."""
+    flat = arr.reshape(-1, order="F")
+    return Tensor._wrap(
+        tuple(int(d) for d in arr.shape), dtype_of_array(arr, "asarray"), HostBuffer(flat, flat)
+    )
+
+
+# ---------------------------------------------------------------------- exclusive writes
+def write(x: Any, op: str, fn: Callable[[Array], None]) -> None:
+    """Call ``fn(arr)`` with a writable numpy array of ``x``'s elements, under an exclusive borrow.
+
+    A `Tensor` is borrowed exclusively (refused while any alias, including a
+    view of it, is alive). A `TensorView` gives up its own shared alias for the
+    write, borrows its buffer exclusively (refused while any *other* alias is
+    alive) and takes its alias back afterwards. A `TensorViewMut` writes under
+    the borrow it already holds. The array must not outlive ``fn``.
+    """
+    if isinstance(x, Tensor):
+        borrow, out = x._begin_out(op)
+        try:
+            fn(out)
+        finally:
+            del out
+            borrow.end()
+        return
+    if isinstance(x, TensorViewMut):
+        fn(x._strided(op))
+        return
+    if not isinstance(x, TensorView):
+        raise ValidationError(
+            op, f"expected a tenferro array, got {type(x).__name__}", kind="INVALID_OPERAND"
+        )
+    if 0 in x._strides and shape_size(x._shape) > 1:
+        raise BorrowError(
+            op,
+            "this view repeats elements (a broadcast, stride 0), so writing it is ambiguous; "
+            "write the array it was broadcast from, or materialise it first",
+            kind="BROADCAST_VIEW",
+        )
+    src = x._source
+    if src.__class__ is not HostBuffer:
+        raise BorrowError(
+            op,
+            "writing through a view of group-backed storage is not supported; write the "
+            "tensor itself (map_write) instead",
+            kind="UNSUPPORTED",
+        )
+    # INVARIANT: every view holds the buffer's one root, so dropping ours removes
+    # exactly this view's alias from the count; it is restored from the buffer.
+    x._base = None  # type: ignore[assignment]
+    try:
+        borrow = ExclusiveBorrow(src, op)
+    except BaseException:
+        x._base = src.read_root()
+        raise
+    try:
+        wroot = borrow.root(op)
+        if wroot.dtype != x._dtype.numpy:
+            wroot = wroot.view(x._dtype.numpy)
+        isz = wroot.itemsize
+        arr: Any = np.ndarray(
+            x._shape,
+            wroot.dtype,
+            buffer=wroot,
+            offset=x._offset * isz,
+            strides=tuple(s * isz for s in x._strides),
+        )
+        del wroot
+        fn(arr)
+    finally:
+        arr = None
+        borrow.end()
+        x._base = src.read_root()
+
+
+def shares_buffer(a: Any, b: Any) -> bool:
+    """True when two arrays live in the same host buffer."""
+    return _buffer_of(a) is not None and _buffer_of(a) is _buffer_of(b)
+
+
+def _buffer_of(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x._st
+    if isinstance(x, _ViewBase):
+        return x._source
+    return None
+
+
+def storage_kind(x: Any) -> str:
+    """``"owner"`` or ``"view"`` (for repr)."""
+    return "owner" if isinstance(x, Tensor) else "view"
+
+
+def try_read_for_repr(x: Any) -> Array | None:
+    """A read-only array of ``x``'s values for printing, or None when it cannot be read now."""
+    try:
+        if isinstance(x, Tensor):
+            st = x._st
+            if st.__class__ is HostBuffer and st.exclusive is not None:
+                return None
+            return x._read_array("Tensor.__repr__")
+        if isinstance(x, TensorViewMut):
+            return x._strided("TensorViewMut.__repr__") if x._borrow.active else None
+        return x._strided("TensorView.__repr__")  # type: ignore[no-any-return]
+    except Exception:
+        return None

@@ -1,0 +1,187 @@
+"""Products: ``matmul``, ``tensordot``, ``vecdot``, ``einsum``, plus numpy's ``dot``,
+``outer``, ``trace``, ``diag`` and ``kron``.
+
+``einsum`` and ``tensordot`` run on the default engine (`CpuEngine.einsum`,
+`CpuEngine.dot_general`), ``matmul`` of two matrices on `CpuEngine.matmul`;
+operands of different dtypes are first promoted by the array API table
+(a converted pooled array each). Ownership: **computes** pooled outputs.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType
+from ..engine import default_engine
+from ..errors import ValidationError
+from ._adapter import ARRAY_TYPES, compute, emit, plain_pair
+from ._core import check_array, check_category, normalize_axis, operand_dtype
+from ._creation import astype
+
+# numpy's stubs cannot type some calls with runtime-chosen arguments.
+_np: Any = np
+
+
+_BLAS = (DType.F64, DType.F32, DType.C64, DType.C32)
+
+
+def _promoted(arrays: tuple[Any, ...], op: str) -> tuple[Any, ...]:
+    dt = operand_dtype(arrays, op)
+    return tuple(a if a.dtype is dt else astype(a, dt) for a in arrays)
+
+
+def matmul(x1: Any, x2: Any, /) -> Any:
+    """The matrix product with the array API's rules (1-D operands, leading batch axes
+    broadcast). Ownership: **computes** a pooled output."""
+    op = "tenferro.matmul"
+    if plain_pair(x1, x2) and x1.ndim == 2 and x2.ndim == 2 and x1.dtype in _BLAS:
+        return default_engine().matmul(x1, x2)  # it checks the shapes itself
+    check_array(x1, op, "x1")
+    check_array(x2, op, "x2")
+    check_category(op, x1.dtype, "numeric")
+    check_category(op, x2.dtype, "numeric")
+    a, b = _promoted((x1, x2), op)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValidationError(op, "matmul needs arrays of rank >= 1", kind="INVALID_ARGUMENT")
+    if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
+        raise ValidationError(
+            op,
+            f"contracted dimensions differ: {a.shape} @ {b.shape}",
+            kind="DIM_MISMATCH",
+        )
+    if a.ndim == 2 and b.ndim == 2 and a.dtype.is_float | a.dtype.is_complex:
+        return default_engine().matmul(a, b)
+    try:
+        return emit(op, compute(op, np.matmul, (a, b)))
+    except ValueError as exc:
+        raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
+    """Sum of products over ``axes`` (an int: the last/first ``axes`` axes; or two
+    sequences). Runs as `CpuEngine.dot_general`. Ownership: **computes**."""
+    op = "tenferro.tensordot"
+    check_array(x1, op, "x1")
+    check_array(x2, op, "x2")
+    a, b = _promoted((x1, x2), op)
+    if isinstance(axes, (tuple, list)) and len(axes) == 2:
+        ax_a = axes[0] if isinstance(axes[0], (tuple, list)) else (axes[0],)
+        ax_b = axes[1] if isinstance(axes[1], (tuple, list)) else (axes[1],)
+    else:
+        n = operator.index(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValidationError(op, f"axes={n} is out of range", kind="INVALID_AXIS")
+        ax_a = tuple(range(a.ndim - n, a.ndim))
+        ax_b = tuple(range(n))
+    ax_a = tuple(normalize_axis(i, a.ndim, op) for i in ax_a)
+    ax_b = tuple(normalize_axis(i, b.ndim, op) for i in ax_b)
+    if len(ax_a) != len(ax_b):
+        raise ValidationError(op, "axes must pair up", kind="INVALID_AXIS")
+    for i, j in zip(ax_a, ax_b, strict=True):
+        if a.shape[i] != b.shape[j]:
+            raise ValidationError(
+                op,
+                f"axis {i} of x1 has size {a.shape[i]} but axis {j} of x2 has {b.shape[j]}",
+                kind="DIM_MISMATCH",
+            )
+    if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
+        return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
+    return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the rest. Ownership: **computes**."""
+    op = "tenferro.vecdot"
+    check_array(x1, op, "x1")
+    check_array(x2, op, "x2")
+    check_category(op, x1.dtype, "numeric")
+    check_category(op, x2.dtype, "numeric")
+    a, b = _promoted((x1, x2), op)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValidationError(op, "vecdot needs arrays of rank >= 1", kind="INVALID_ARGUMENT")
+    if axis >= 0 or -axis > min(a.ndim, b.ndim) or a.shape[axis] != b.shape[axis]:
+        raise ValidationError(op, f"axis {axis} does not pair up", kind="INVALID_AXIS")
+    try:
+        return emit(op, compute(op, lambda p, q: _np.vecdot(p, q, axis=axis), (a, b)))
+    except ValueError as exc:
+        raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
+    """Einstein summation on the default engine (`CpuEngine.einsum`), e.g.
+    ``tenferro.einsum("ij,jk->ik", a, b)``. Operands of different dtypes are
+    promoted first. Ownership: **computes** a pooled output (intermediates go
+    back to the pool)."""
+    op = "tenferro.einsum"
+    for x in operands:
+        check_array(x, op, "operand")
+    arrays = _promoted(operands, op) if len(operands) > 1 else operands
+    return default_engine().einsum(subscripts, *arrays)
+
+
+def dot(a: Any, b: Any, /) -> Any:
+    """numpy's ``dot``. Ownership: **computes** a pooled output."""
+    op = "tenferro.dot"
+    check_array(a, op, "a")
+    check_array(b, op, "b")
+    p, q = _promoted((a, b), op)
+    if p.ndim == 2 and q.ndim == 2:
+        return matmul(p, q)
+    return emit(op, compute(op, lambda u, v: np.asarray(np.dot(u, v)), (p, q)))
+
+
+def outer(a: Any, b: Any, /) -> Any:
+    """The outer product of two vectors (flattened). Ownership: **computes**."""
+    op = "tenferro.outer"
+    p, q = _promoted((a, b), op)
+    return emit(op, compute(op, np.outer, (p, q)))
+
+
+def kron(a: Any, b: Any, /) -> Any:
+    """The Kronecker product. Ownership: **computes** a pooled output."""
+    op = "tenferro.kron"
+    p, q = _promoted((a, b), op)
+    return emit(op, compute(op, np.kron, (p, q)))
+
+
+def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
+    """numpy's ``trace``: the sum of a diagonal. Ownership: **computes** a pooled output."""
+    op = "tenferro.trace"
+    check_array(x, op)
+    return emit(
+        op,
+        compute(
+            op,
+            lambda a: np.asarray(np.trace(a, offset, axis1, axis2, dtype=dtype)),
+            (x,),
+        ),
+    )
+
+
+def diag(x: Any, /, k: int = 0) -> Any:
+    """numpy's ``diag``: a 1-D array to a diagonal matrix, a matrix to its diagonal.
+
+    Ownership: **computes** a pooled output.
+    """
+    op = "tenferro.diag"
+    check_array(x, op)
+    if x.ndim not in (1, 2):
+        raise ValidationError(op, "diag needs a 1-D or 2-D array", kind="INVALID_ARGUMENT")
+    return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
+
+
+__all__ = [
+    "ARRAY_TYPES",
+    "diag",
+    "dot",
+    "einsum",
+    "kron",
+    "matmul",
+    "outer",
+    "tensordot",
+    "trace",
+    "vecdot",
+]

@@ -1,0 +1,168 @@
+"""Checks shared by the namespace functions: operands, Python scalars, dtypes, shapes."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..dtype import CATEGORIES, DType, as_dtype, promote_types
+from ..errors import IndexOutOfRangeError, PromotionError, ValidationError
+from ._adapter import ARRAY_TYPES
+
+__all__ = [
+    "axes_tuple",
+    "broadcast_shapes",
+    "check_array",
+    "check_category",
+    "normalize_axis",
+    "operand_dtype",
+    "scalar_to",
+]
+
+Shape = tuple[int, ...]
+
+_COMPLEX_OF = {DType.F32: DType.C32, DType.F64: DType.C64}
+
+
+def check_array(x: Any, op: str, what: str = "x") -> None:
+    """Refuse anything that is not a tenferro array (`ValidationError`, INVALID_OPERAND)."""
+    if not isinstance(x, ARRAY_TYPES):
+        raise ValidationError(
+            op,
+            f"{what} must be a tenferro array (Tensor or TensorView), got "
+            f"{type(x).__name__}; wrap data with tenferro.asarray first",
+            kind="INVALID_OPERAND",
+        )
+
+
+def is_py_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, complex))
+
+
+def check_category(op: str, dt: DType, category: str) -> None:
+    """Refuse a dtype outside the function's array API category (a `PromotionError`)."""
+    if dt not in CATEGORIES[category]:
+        raise PromotionError(
+            op,
+            f"dtype {dt.value} is not accepted (the array API allows {category} dtypes "
+            "here); convert with tenferro.astype first",
+            kind="UNSUPPORTED_DTYPE",
+            dtype=dt,
+        )
+
+
+def scalar_dtype(value: Any, dt: DType, op: str) -> DType:
+    """The dtype a Python scalar takes next to an array of ``dt`` (the standard's rules)."""
+    if isinstance(value, bool):
+        ok = dt is DType.BOOL
+    elif isinstance(value, int):
+        ok = dt is not DType.BOOL
+    elif isinstance(value, float):
+        ok = dt in CATEGORIES["floating"]
+    else:
+        ok = dt in CATEGORIES["floating"]
+        if ok and dt in _COMPLEX_OF:
+            return _COMPLEX_OF[dt]
+    if not ok:
+        raise PromotionError(
+            op,
+            f"a Python {type(value).__name__} cannot be combined with a {dt.value} array "
+            "under the array API's rules; pass a scalar of the array's kind or convert "
+            "the array with tenferro.astype",
+            kind="SCALAR_DTYPE",
+            dtype=dt,
+        )
+    return dt
+
+
+def scalar_to(value: Any, dt: DType, op: str) -> Any:
+    """``value`` as a 0-d numpy array of ``dt`` (typed error when out of range)."""
+    try:
+        if isinstance(value, int) and dt.is_integer:
+            info = np.iinfo(dt.numpy)
+            if not info.min <= value <= info.max:
+                raise OverflowError
+        with np.errstate(over="ignore"):
+            return np.asarray(value, dtype=dt.numpy)
+    except OverflowError:
+        raise ValidationError(
+            op,
+            f"the scalar {value!r} is out of range for dtype {dt.value}",
+            kind="SCALAR_OUT_OF_RANGE",
+        ) from None
+
+
+def operand_dtype(args: tuple[Any, ...], op: str) -> DType:
+    """The promoted dtype of the arrays among ``args``, then of their Python scalars."""
+    dt: DType | None = None
+    for a in args:
+        if isinstance(a, ARRAY_TYPES):
+            d = a.dtype
+            dt = d if dt is None else promote_types(dt, d, op)
+        elif not is_py_scalar(a) and a is not None:
+            raise ValidationError(
+                op,
+                f"operands must be tenferro arrays or Python scalars, got "
+                f"{type(a).__name__}; wrap data with tenferro.asarray first",
+                kind="INVALID_OPERAND",
+            )
+    if dt is None:
+        raise ValidationError(
+            op, "at least one operand must be a tenferro array", kind="INVALID_OPERAND"
+        )
+    for a in args:
+        if is_py_scalar(a):
+            dt = scalar_dtype(a, dt, op)
+    return dt
+
+
+def broadcast_shapes(op: str, *shapes: Shape) -> Shape:
+    """The broadcast shape of ``shapes`` (`ValidationError` BROADCAST when they clash)."""
+    if len(shapes) == 2 and shapes[0] == shapes[1]:
+        return shapes[0]
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValidationError(
+            op,
+            f"shapes {', '.join(map(str, shapes))} do not broadcast; each axis (aligned "
+            "from the right) must be equal or 1",
+            kind="BROADCAST",
+            shapes=shapes,
+        ) from None
+
+
+def normalize_axis(axis: Any, ndim: int, op: str) -> int:
+    """A valid axis in ``0..ndim-1`` from a possibly negative int (IndexError-compatible)."""
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise ValidationError(
+            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXIS"
+        ) from None
+    if not -ndim <= a < ndim:
+        # Also an IndexError and a ValueError, as numpy's AxisError is.
+        raise IndexOutOfRangeError(
+            op,
+            f"axis {a} is out of range for a rank-{ndim} array; use -{ndim}..{ndim - 1}",
+            kind="INVALID_AXIS",
+            axis=a,
+        )
+    return a % ndim
+
+
+def axes_tuple(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
+    """``axis`` (None, an int or a sequence of ints) as sorted non-negative axes."""
+    if axis is None:
+        return None
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(normalize_axis(a, ndim, op) for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValidationError(op, f"repeated axis in {axis!r}", kind="INVALID_AXIS")
+    return axes
+
+
+def dtype_arg(dtype: Any, op: str) -> DType | None:
+    return None if dtype is None else as_dtype(dtype, op)

@@ -1,0 +1,227 @@
+"""Data type functions, the inspection API, devices, ``repr`` and in-place operators."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..dtype import CATEGORIES, DType, as_dtype, promote_types
+from ..errors import PromotionError, ValidationError
+from ._adapter import ARRAY_TYPES, storage_kind, try_read_for_repr, write
+from ._core import check_array, is_py_scalar, scalar_dtype
+
+API_VERSION = "2024.12"
+_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+CPU = "cpu"
+
+#: The standard's dtype names and the `DType` member each one is.
+DTYPE_NAMES: dict[str, DType] = {d.value: d for d in DType}
+
+
+def array_namespace(api_version: str | None) -> Any:
+    """The `tenferro` module (this array API namespace)."""
+    if api_version is not None and api_version not in _VERSIONS:
+        raise ValidationError(
+            "Tensor.__array_namespace__",
+            f"api_version {api_version!r} is not supported; use one of {_VERSIONS}",
+            kind="UNSUPPORTED_VERSION",
+        )
+    return sys.modules["tenferro"]
+
+
+def device_of(x: Any) -> str:
+    return CPU
+
+
+def to_device(x: Any, device: Any, stream: Any) -> Any:
+    """``x`` itself on ``"cpu"``; tenferro's arrays live in host memory."""
+    if device != CPU:
+        raise ValidationError(
+            "Tensor.to_device",
+            f"device {device!r} is not available; tenferro arrays live on 'cpu'",
+            kind="INVALID_DEVICE",
+        )
+    return x
+
+
+class _Info:
+    """``tenferro.__array_namespace_info__()``: what this namespace supports."""
+
+    __slots__ = ()
+
+    def capabilities(self) -> dict[str, Any]:
+        return {
+            "boolean indexing": True,
+            "data-dependent shapes": True,
+            "max dimensions": 64,
+        }
+
+    def default_device(self) -> str:
+        return CPU
+
+    def devices(self) -> list[str]:
+        return [CPU]
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, DType]:
+        return {
+            "real floating": DType.F64,
+            "complex floating": DType.C64,
+            "integral": DType.I64,
+            "indexing": DType.I64,
+        }
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, DType]:
+        return {name: d for name, d in DTYPE_NAMES.items() if kind is None or isdtype(d, kind)}
+
+
+def __array_namespace_info__() -> _Info:
+    """The array API inspection object (devices, dtypes, capabilities)."""
+    return _Info()
+
+
+class finfo_object(NamedTuple):
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+class iinfo_object(NamedTuple):
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def _dtype_of(x: Any, op: str) -> DType:
+    return x.dtype if isinstance(x, ARRAY_TYPES) else as_dtype(x, op)
+
+
+def finfo(type: Any, /) -> finfo_object:
+    """Machine limits of a floating dtype (or an array's)."""
+    dt = _dtype_of(type, "tenferro.finfo")
+    f = np.finfo(dt.numpy)
+    return finfo_object(
+        int(f.bits),
+        float(f.eps),
+        float(f.max),
+        float(f.min),
+        float(f.smallest_normal),
+        dt.real if dt.is_complex else dt,
+    )
+
+
+def iinfo(type: Any, /) -> iinfo_object:
+    """Limits of an integer dtype (or an array's)."""
+    dt = _dtype_of(type, "tenferro.iinfo")
+    i = np.iinfo(dt.numpy)
+    return iinfo_object(int(i.bits), int(i.max), int(i.min), dt)
+
+
+_KINDS = {
+    "bool": CATEGORIES["bool"],
+    "signed integer": CATEGORIES["signed integer"],
+    "unsigned integer": CATEGORIES["unsigned integer"],
+    "integral": CATEGORIES["integer"],
+    "real floating": CATEGORIES["real floating"],
+    "complex floating": CATEGORIES["complex floating"],
+    "numeric": CATEGORIES["numeric"],
+}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Whether ``dtype`` is ``kind`` (a dtype, a kind name, or a tuple of them)."""
+    op = "tenferro.isdtype"
+    dt = as_dtype(dtype, op)
+    if isinstance(kind, tuple):
+        return any(isdtype(dt, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValidationError(op, f"unknown dtype kind {kind!r}", kind="INVALID_ARGUMENT")
+        return dt in _KINDS[kind]
+    return dt is as_dtype(kind, op)
+
+
+def result_type(*arrays_and_dtypes: Any) -> DType:
+    """The dtype the array API's promotion gives for arrays, dtypes and Python scalars."""
+    op = "tenferro.result_type"
+    dt: DType | None = None
+    scalars = []
+    for a in arrays_and_dtypes:
+        if is_py_scalar(a):
+            scalars.append(a)
+            continue
+        d = _dtype_of(a, op)
+        dt = d if dt is None else promote_types(dt, d, op)
+    if dt is None:
+        raise ValidationError(
+            op, "at least one array or dtype is required", kind="INVALID_ARGUMENT"
+        )
+    for s in scalars:
+        dt = scalar_dtype(s, dt, op)
+    return dt
+
+
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """Whether ``from_`` (a dtype or array) promotes to ``to`` without leaving its kind."""
+    op = "tenferro.can_cast"
+    a = _dtype_of(from_, op)
+    b = as_dtype(to, op)
+    try:
+        return promote_types(a, b, op) is b
+    except PromotionError:
+        return False
+
+
+# ---------------------------------------------------------------------- repr
+def array_repr(x: Any) -> str:
+    """``Tensor([[1., 2.], [3., 4.]], dtype=float64)``: values row by row, like numpy."""
+    kind = storage_kind(x)
+    name = "Tensor" if kind == "owner" else type(x).__name__
+    dt = x.dtype.value
+    arr = try_read_for_repr(x)
+    if arr is None:
+        return f"{name}(<not readable now: exclusively borrowed>, shape={x.shape}, dtype={dt})"
+    body = np.array2string(arr, separator=", ", prefix=name + "(", threshold=200)
+    del arr
+    tail = (
+        f"dtype={dt}"
+        if kind == "owner"
+        else f"dtype={dt}, view: strides={x.strides}, offset={x.offset}"
+    )
+    return f"{name}({body}, {tail})"
+
+
+# ---------------------------------------------------------------------- in-place
+def inplace(fn: Callable[[Any, Any], Any], x: Any, other: Any) -> Any:
+    """``x op= other``: computes ``fn(x, other)`` into a pooled output, then writes it
+    into ``x`` under an exclusive borrow. The result must keep ``x``'s shape and dtype."""
+    op = f"tenferro.__i{getattr(fn, '__name__', 'op')}__"
+    check_array(x, op)
+    res = fn(x, other)
+    if res.shape != x.shape or res.dtype is not x.dtype:
+        raise PromotionError(
+            op,
+            f"the result ({res.dtype.value}, shape {res.shape}) does not fit the array "
+            f"being updated ({x.dtype.value}, shape {x.shape}); use the operator "
+            "without '=' to get a new array",
+            kind="INPLACE_MISMATCH",
+        )
+    from ._adapter import compute  # the read of res happens inside the borrow of x
+
+    def fn_write(arr: Any) -> None:
+        compute(op, lambda v: np.copyto(arr, v), (res,))
+
+    write(x, op, fn_write)
+    return x
+
+
+def to_numpy(x: Any, /) -> Any:
+    """A read-only numpy array of ``x``'s values. Ownership: **borrows** (zero copy)."""
+    check_array(x, "tenferro.to_numpy")
+    return np.asarray(x)

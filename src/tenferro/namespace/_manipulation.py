@@ -1,0 +1,239 @@
+"""Manipulation functions: views where the memory allows, pooled outputs otherwise.
+
+``permute_dims``, ``matrix_transpose``, ``expand_dims``, ``squeeze``, ``flip``,
+``broadcast_to``, ``broadcast_arrays``, ``moveaxis``, ``unstack`` and
+``reshape`` (when the strides allow it) **borrow**: they return `TensorView`s
+over the same buffer, never a copy. numpy computes the new layout on a
+borrowed array; the view keeps only the descriptor. ``reshape`` that needs a
+copy is a named, counted copy (refused under `forbid_copies`, and with
+``copy=False``). ``concat``, ``stack``, ``roll``, ``tile`` and ``repeat``
+**compute** new pooled outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..copies import record_copy
+from ..errors import ValidationError
+from ._adapter import compute, emit, view_base, view_like
+from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
+
+Shape = tuple[int, ...]
+
+
+def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` applied to a borrowed array of ``x``, returned as a view (never a copy)."""
+    check_array(x, op)
+    v, base = view_base(x, op)
+    try:
+        res = fn(base)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    if not isinstance(res, np.ndarray):
+        res = base[...]  # numpy gives a scalar for some rank-0 results: the same view
+    out = view_like(v, base, res, op)
+    if out is None:  # pragma: no cover - every caller's fn returns a numpy view
+        raise AssertionError(f"{op}: numpy returned a copy")
+    return out
+
+
+def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
+    """The axes of ``x`` in the order ``axes``. Ownership: **borrows** (a view, no copy)."""
+    op = "tenferro.permute_dims"
+    check_array(x, op)
+    if len(axes) != x.ndim or sorted(normalize_axis(a, x.ndim, op) for a in axes) != list(
+        range(x.ndim)
+    ):
+        raise ValidationError(
+            op, f"axes {axes} is not a permutation of range({x.ndim})", kind="INVALID_AXIS"
+        )
+    return _view(x, op, lambda a: a.transpose(axes))
+
+
+def transpose(x: Any, /, axes: Any = None) -> Any:
+    """numpy's ``transpose``: reversed axes, or ``axes``. Ownership: **borrows** (a view)."""
+    op = "tenferro.transpose"
+    check_array(x, op)
+    if axes is None:
+        return _view(x, op, lambda a: a.transpose())
+    return permute_dims(x, tuple(axes))
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """The last two axes swapped. Ownership: **borrows** (a view, no copy)."""
+    op = "tenferro.matrix_transpose"
+    check_array(x, op)
+    if x.ndim < 2:
+        raise ValidationError(
+            op, f"needs at least 2 dimensions, got {x.ndim}", kind="INVALID_ARGUMENT"
+        )
+    return _view(x, op, lambda a: np.swapaxes(a, -1, -2))
+
+
+def array_T(x: Any) -> Any:
+    """``x.T``: the reversed axes. Ownership: **borrows** (a view)."""
+    return transpose(x)
+
+
+def expand_dims(x: Any, /, axis: Any = 0) -> Any:
+    """``x`` with new axes of length one at ``axis``. Ownership: **borrows** (a view)."""
+    op = "tenferro.expand_dims"
+    check_array(x, op)
+    items = axis if isinstance(axis, tuple) else (axis,)
+    n = x.ndim + len(items)
+    axes = tuple(normalize_axis(a, n, op) for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValidationError(op, f"repeated axis in {axis!r}", kind="INVALID_AXIS")
+    return _view(x, op, lambda a: np.expand_dims(a, axes))
+
+
+def squeeze(x: Any, /, axis: Any) -> Any:
+    """``x`` without the length-one axes ``axis``. Ownership: **borrows** (a view)."""
+    op = "tenferro.squeeze"
+    check_array(x, op)
+    axes = axes_tuple(axis, x.ndim, op) or ()
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValidationError(
+                op, f"axis {a} has length {x.shape[a]}, not 1", kind="INVALID_AXIS"
+            )
+    return _view(x, op, lambda a: np.squeeze(a, axes))
+
+
+def flip(x: Any, /, *, axis: Any = None) -> Any:
+    """``x`` reversed along ``axis`` (all axes by default). Ownership: **borrows** (a view)."""
+    op = "tenferro.flip"
+    check_array(x, op)
+    axes = axes_tuple(axis, x.ndim, op)
+    return _view(x, op, lambda a: np.flip(a, axes))
+
+
+def broadcast_to(x: Any, /, shape: Any) -> Any:
+    """``x`` broadcast to ``shape`` (stride-0 axes). Ownership: **borrows** (a read-only view)."""
+    op = "tenferro.broadcast_to"
+    return _view(x, op, lambda a: np.broadcast_to(a, tuple(shape)))
+
+
+def broadcast_arrays(*arrays: Any) -> list[Any]:
+    """Every array broadcast to their common shape. Ownership: **borrows** (views)."""
+    op = "tenferro.broadcast_arrays"
+    for a in arrays:
+        check_array(a, op)
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError as exc:
+        raise ValidationError(op, str(exc), kind="BROADCAST") from None
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
+    """Axes moved from ``source`` to ``destination``. Ownership: **borrows** (a view)."""
+    op = "tenferro.moveaxis"
+    return _view(x, op, lambda a: np.moveaxis(a, source, destination))
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """The sub-arrays along ``axis``. Ownership: **borrows** (one view each)."""
+    op = "tenferro.unstack"
+    check_array(x, op)
+    ax = normalize_axis(axis, x.ndim, op)
+    moved = _view(x, op, lambda a: np.moveaxis(a, ax, 0))
+    return tuple(moved[i] for i in range(moved.shape[0]))
+
+
+def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
+    """``x`` with a new shape, elements in row-major (C) order as the standard says.
+
+    Ownership: **borrows** (a view, no copy) whenever the strides allow it (any
+    C-ordered data, splitting axes, adding length-one axes); otherwise, or with
+    ``copy=True``, **copies** (named, counted; refused with ``copy=False`` and
+    under `forbid_copies`).
+    """
+    op = "tenferro.reshape"
+    check_array(x, op)
+    new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    size = x.size
+    known = 1
+    for d in new:
+        if d != -1:
+            known *= d
+    if (
+        new.count(-1) > 1
+        or (-1 not in new and known != size)
+        or (-1 in new and (known == 0 or size % known))
+    ):
+        raise ValidationError(
+            op, f"cannot reshape an array of shape {x.shape} to {new}", kind="LENGTH_MISMATCH"
+        )
+    if not copy:
+        v, base = view_base(x, op)
+        try:
+            res = np.reshape(base, new, copy=False)
+        except ValueError:
+            res = None
+        if res is not None:
+            out = view_like(v, base, res, op)
+            if out is not None:
+                return out
+        del res, base, v
+        if copy is False:
+            raise ValidationError(
+                op,
+                f"reshaping {x.shape} to {new} needs a copy with this layout but copy=False",
+                kind="COPY_REQUIRED",
+            )
+    record_copy(op, size * x.dtype.itemsize)
+    return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)))
+
+
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
+    """Arrays joined along ``axis`` (flattened when None). Ownership: **computes**."""
+    op = "tenferro.concat"
+    arrays = tuple(arrays)
+    for a in arrays:
+        check_array(a, op)
+    dt = operand_dtype(arrays, op)
+    try:
+        return emit(
+            op, compute(op, lambda *v: np.concatenate(v, axis=axis, dtype=dt.numpy), arrays)
+        )
+    except (ValueError, np.exceptions.AxisError) as exc:
+        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+
+
+def stack(arrays: Any, /, *, axis: int = 0) -> Any:
+    """Arrays stacked along a new ``axis``. Ownership: **computes** a pooled output."""
+    op = "tenferro.stack"
+    arrays = tuple(arrays)
+    for a in arrays:
+        check_array(a, op)
+    dt = operand_dtype(arrays, op)
+    try:
+        return emit(op, compute(op, lambda *v: np.stack(v, axis=axis, dtype=dt.numpy), arrays))
+    except (ValueError, np.exceptions.AxisError) as exc:
+        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+
+
+def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
+    """Elements shifted along ``axis`` (cyclically). Ownership: **computes**."""
+    op = "tenferro.roll"
+    check_array(x, op)
+    return emit(op, compute(op, lambda a: np.roll(a, shift, axis=axis), (x,)))
+
+
+def tile(x: Any, repetitions: Any, /) -> Any:
+    """``x`` repeated ``repetitions`` times per axis. Ownership: **computes**."""
+    op = "tenferro.tile"
+    check_array(x, op)
+    return emit(op, compute(op, lambda a: np.tile(a, tuple(repetitions)), (x,)))
+
+
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
+    """Each element repeated ``repeats`` times along ``axis``. Ownership: **computes**."""
+    op = "tenferro.repeat"
+    check_array(x, op)
+    return emit(op, compute(op, lambda a, r: np.repeat(a, r, axis=axis), (x, repeats)))

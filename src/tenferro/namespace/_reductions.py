@@ -1,0 +1,362 @@
+"""Statistical, searching, sorting, set and utility functions.
+
+Each reads its operands without copying and writes its result into a new
+pooled tensor of the default engine (Ownership: **computes**).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..dtype import DType
+from ..errors import ValidationError
+from ._adapter import compute, compute_into, emit, reduce_all_fast
+from ._core import (
+    axes_tuple,
+    check_array,
+    check_category,
+    dtype_arg,
+    normalize_axis,
+    operand_dtype,
+    scalar_to,
+)
+
+# numpy's stubs cannot type some calls with runtime-chosen arguments.
+_np: Any = np
+
+
+_FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
+
+
+def _reduce(
+    op: str, x: Any, fn: Any, axis: Any, category: str, out: DType | None = None, **kw: Any
+) -> Any:
+    """``fn(x, axis=..., out=...)`` written straight into a pooled output."""
+    check_array(x, op)
+    dt = x.dtype
+    check_category(op, dt, category)
+    axes = axes_tuple(axis, x.ndim, op)
+    keep = kw.get("keepdims", False)
+    reduced = range(x.ndim) if axes is None else axes
+    shape = tuple(
+        1 if i in reduced else d for i, d in enumerate(x.shape) if keep or i not in reduced
+    )
+
+    def kernel(nd: Any, a: Any) -> None:
+        # A reduction with out= writes every element of its output.
+        fn(a, axis=axes, out=nd, **kw)
+
+    try:
+        return compute_into(op, shape, out or dt, kernel, (x,))
+    except ValueError as exc:
+        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+
+
+def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
+    """The standard's default accumulation dtype: int64/uint64 for integers and bools."""
+    want = dtype_arg(dtype, op)
+    if want is not None:
+        return want
+    dt: DType = x.dtype
+    if dt is DType.BOOL or (dt.is_integer and not dt.is_unsigned):
+        return DType.I64
+    if dt.is_unsigned:
+        return DType.U64
+    return dt
+
+
+def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
+    op = "tenferro.sum"
+    if axis is None and dtype is None and not keepdims:
+        r = reduce_all_fast(np.add.reduce, x, _FLOATING)
+        if r is not None:
+            return r
+    check_array(x, op)
+    dt = _sum_dtype(x, dtype, op)
+    return _reduce(op, x, np.sum, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
+
+
+def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    """Product over ``axis``. Ownership: **computes** a pooled output."""
+    op = "tenferro.prod"
+    check_array(x, op)
+    dt = _sum_dtype(x, dtype, op)
+    return _reduce(op, x, np.prod, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
+
+
+def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    """Maximum over ``axis`` (non-empty). Ownership: **computes** a pooled output."""
+    return _reduce("tenferro.max", x, np.max, axis, "real numeric", keepdims=keepdims)
+
+
+def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    """Minimum over ``axis`` (non-empty). Ownership: **computes** a pooled output."""
+    return _reduce("tenferro.min", x, np.min, axis, "real numeric", keepdims=keepdims)
+
+
+def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    """Arithmetic mean over ``axis``. Ownership: **computes** a pooled output."""
+    return _reduce("tenferro.mean", x, np.mean, axis, "floating", keepdims=keepdims)
+
+
+def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
+    """Standard deviation (``correction`` degrees of freedom). Ownership: **computes**."""
+    return _reduce(
+        "tenferro.std", x, np.std, axis, "real floating", ddof=correction, keepdims=keepdims
+    )
+
+
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
+    """Variance (``correction`` degrees of freedom). Ownership: **computes**."""
+    return _reduce(
+        "tenferro.var", x, np.var, axis, "real floating", ddof=correction, keepdims=keepdims
+    )
+
+
+def _cumulative(
+    op: str, fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool, initial: int
+) -> Any:
+    check_array(x, op)
+    check_category(op, x.dtype, "numeric")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValidationError(
+                op, "axis is required for arrays of rank > 1", kind="INVALID_AXIS"
+            )
+        axis = 0
+    ax = normalize_axis(axis, builtins_max(x.ndim, 1), op)
+    dt = _sum_dtype(x, dtype, op).numpy
+
+    def run(a: Any) -> Any:
+        r = fn(a, axis=ax, dtype=dt)
+        if include_initial:
+            shape = list(r.shape)
+            shape[ax] = 1
+            r = np.concatenate([np.full(shape, initial, dtype=r.dtype), r], axis=ax)
+        return r
+
+    return emit(op, compute(op, run, (x,)))
+
+
+def builtins_max(a: int, b: int) -> int:
+    return a if a > b else b
+
+
+def cumulative_sum(
+    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> Any:
+    """Running sums along ``axis``. Ownership: **computes** a pooled output."""
+    return _cumulative("tenferro.cumulative_sum", np.cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(
+    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> Any:
+    """Running products along ``axis``. Ownership: **computes** a pooled output."""
+    return _cumulative("tenferro.cumulative_prod", np.cumprod, x, axis, dtype, include_initial, 1)
+
+
+# ---------------------------------------------------------------------- utility
+def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    """True where every element along ``axis`` is non-zero. Ownership: **computes**."""
+    return _reduce("tenferro.all", x, np.all, axis, "any", DType.BOOL, keepdims=keepdims)
+
+
+def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    """True where some element along ``axis`` is non-zero. Ownership: **computes**."""
+    return _reduce("tenferro.any", x, np.any, axis, "any", DType.BOOL, keepdims=keepdims)
+
+
+def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
+    """The ``n``-th discrete difference along ``axis``. Ownership: **computes**."""
+    op = "tenferro.diff"
+    check_array(x, op)
+    check_category(op, x.dtype, "numeric")
+    ax = normalize_axis(axis, x.ndim, op)
+    kw: dict[str, Any] = {}
+
+    def run(a: Any, pre: Any, app: Any) -> Any:
+        if pre is not None:
+            kw["prepend"] = pre
+        if app is not None:
+            kw["append"] = app
+        return np.diff(a, n=n, axis=ax, **kw)
+
+    return emit(op, compute(op, run, (x, prepend, append)))
+
+
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    """How many elements along ``axis`` are non-zero (int64). Ownership: **computes**."""
+    op = "tenferro.count_nonzero"
+    check_array(x, op)
+    axes = axes_tuple(axis, x.ndim, op)
+    return emit(
+        op,
+        compute(
+            op,
+            lambda a: np.asarray(np.count_nonzero(a, axis=axes, keepdims=keepdims), np.int64),
+            (x,),
+        ),
+    )
+
+
+# ---------------------------------------------------------------------- searching
+def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Index of the first maximum along ``axis`` (int64). Ownership: **computes**."""
+    op = "tenferro.argmax"
+    check_array(x, op)
+    check_category(op, x.dtype, "real numeric")
+    return emit(
+        op, compute(op, lambda a: np.asarray(np.argmax(a, axis=axis, keepdims=keepdims)), (x,))
+    )
+
+
+def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Index of the first minimum along ``axis`` (int64). Ownership: **computes**."""
+    op = "tenferro.argmin"
+    check_array(x, op)
+    check_category(op, x.dtype, "real numeric")
+    return emit(
+        op, compute(op, lambda a: np.asarray(np.argmin(a, axis=axis, keepdims=keepdims)), (x,))
+    )
+
+
+def nonzero(x: Any, /) -> tuple[Any, ...]:
+    """The indices of the non-zero elements, one int64 array per axis. Ownership: **computes**."""
+    op = "tenferro.nonzero"
+    check_array(x, op)
+    if x.ndim == 0:
+        raise ValidationError(op, "nonzero needs an array of rank >= 1", kind="INVALID_ARGUMENT")
+    return tuple(emit(op, r) for r in compute(op, lambda a: np.nonzero(a), (x,)))
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> Any:
+    """``x1`` where ``condition`` holds, else ``x2`` (broadcast, promoted).
+
+    Ownership: **computes** a pooled output.
+    """
+    op = "tenferro.where"
+    check_array(condition, op, "condition")
+    dt = operand_dtype((x1, x2), op)
+    args = tuple(
+        scalar_to(a, dt, op) if isinstance(a, (bool, int, float, complex)) else a for a in (x1, x2)
+    )
+    return emit(
+        op,
+        compute(
+            op, lambda c, a, b: np.asarray(np.where(c, a, b), dtype=dt.numpy), (condition, *args)
+        ),
+    )
+
+
+def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+    """Insertion indices of ``x2`` into sorted 1-D ``x1`` (int64). Ownership: **computes**."""
+    op = "tenferro.searchsorted"
+    check_array(x1, op)
+    if side not in ("left", "right"):
+        raise ValidationError(op, "side must be 'left' or 'right'", kind="INVALID_ARGUMENT")
+    return emit(
+        op,
+        compute(
+            op,
+            lambda a, v, s: np.asarray(_np.searchsorted(a, v, side=side, sorter=s)),
+            (x1, x2, sorter),
+        ),
+    )
+
+
+# ---------------------------------------------------------------------- sorting
+def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+    """Sorted values along ``axis``. Ownership: **computes** a pooled output."""
+    op = "tenferro.sort"
+    check_array(x, op)
+    check_category(op, x.dtype, "real")
+    ax = normalize_axis(axis, x.ndim, op)
+
+    def run(a: Any) -> Any:
+        if descending:
+            return np.flip(np.sort(np.flip(a, ax), axis=ax, kind="stable"), ax)
+        return np.sort(a, axis=ax, kind="stable")
+
+    return emit(op, compute(op, run, (x,)))
+
+
+def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+    """Indices that sort ``x`` along ``axis`` (int64). Ownership: **computes**."""
+    op = "tenferro.argsort"
+    check_array(x, op)
+    check_category(op, x.dtype, "real")
+    ax = normalize_axis(axis, x.ndim, op)
+
+    def run(a: Any) -> Any:
+        if descending:
+            n = a.shape[ax]
+            idx = np.argsort(np.flip(a, ax), axis=ax, kind="stable")
+            return np.flip(n - 1 - idx, ax)
+        return np.argsort(a, axis=ax, kind="stable")
+
+    return emit(op, compute(op, run, (x,)))
+
+
+# ---------------------------------------------------------------------- sets
+class UniqueAllResult(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
+def _unique(x: Any, op: str) -> tuple[Any, Any, Any, Any]:
+    check_array(x, op)
+
+    def run(a: Any) -> Any:
+        r = np.unique_all(a)
+        return (
+            np.asarray(r.values),
+            np.asarray(r.indices, np.int64),
+            np.asarray(r.inverse_indices, np.int64).reshape(a.shape),
+            np.asarray(r.counts, np.int64),
+        )
+
+    return compute(op, run, (x,))  # type: ignore[no-any-return]
+
+
+def unique_all(x: Any, /) -> UniqueAllResult:
+    """Distinct values with first indices, inverse indices and counts. Ownership: **computes**."""
+    op = "tenferro.unique_all"
+    v, i, inv, c = _unique(x, op)
+    return UniqueAllResult(emit(op, v), emit(op, i), emit(op, inv), emit(op, c))
+
+
+def unique_counts(x: Any, /) -> UniqueCountsResult:
+    """Distinct values and their counts. Ownership: **computes** pooled outputs."""
+    op = "tenferro.unique_counts"
+    v, _, _, c = _unique(x, op)
+    return UniqueCountsResult(emit(op, v), emit(op, c))
+
+
+def unique_inverse(x: Any, /) -> UniqueInverseResult:
+    """Distinct values and the inverse indices. Ownership: **computes** pooled outputs."""
+    op = "tenferro.unique_inverse"
+    v, _, inv, _ = _unique(x, op)
+    return UniqueInverseResult(emit(op, v), emit(op, inv))
+
+
+def unique_values(x: Any, /) -> Any:
+    """Distinct values (sorted). Ownership: **computes** a pooled output."""
+    op = "tenferro.unique_values"
+    v, _, _, _ = _unique(x, op)
+    return emit(op, v)

@@ -1,0 +1,127 @@
+"""The array API's ``fft`` extension: numpy.fft's transforms into pooled outputs.
+
+Every function reads its input without copying and writes the result into a
+new pooled tensor of the default engine (Ownership: **computes**).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._adapter import compute, emit
+from ._core import check_array, check_category, dtype_arg
+
+__all__ = [
+    "fft",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfftn",
+    "rfft",
+    "rfftfreq",
+    "rfftn",
+]
+
+_NORMS = ("backward", "ortho", "forward")
+
+
+def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Any:
+    op = f"tenferro.fft.{name}"
+    check_array(x, op)
+    check_category(op, x.dtype, category)
+    fn = getattr(np.fft, name)
+    return emit(op, compute(op, lambda a: fn(a, n=n, axis=axis, norm=norm), (x,)))
+
+
+def _many(name: str, category: str, x: Any, s: Any, axes: Any, norm: str) -> Any:
+    op = f"tenferro.fft.{name}"
+    check_array(x, op)
+    check_category(op, x.dtype, category)
+    fn = getattr(np.fft, name)
+    return emit(op, compute(op, lambda a: fn(a, s=s, axes=axes, norm=norm), (x,)))
+
+
+def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    """The one-dimensional discrete Fourier transform of a complex array."""
+    return _one("fft", "complex floating", x, n, axis, norm)
+
+
+def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    """The inverse of `fft`."""
+    return _one("ifft", "complex floating", x, n, axis, norm)
+
+
+def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """The n-dimensional discrete Fourier transform of a complex array."""
+    return _many("fftn", "complex floating", x, s, axes, norm)
+
+
+def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """The inverse of `fftn`."""
+    return _many("ifftn", "complex floating", x, s, axes, norm)
+
+
+def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    """The one-dimensional transform of a real array (non-negative frequencies)."""
+    return _one("rfft", "real floating", x, n, axis, norm)
+
+
+def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    """The inverse of `rfft` (a real output)."""
+    return _one("irfft", "complex floating", x, n, axis, norm)
+
+
+def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """The n-dimensional transform of a real array."""
+    return _many("rfftn", "real floating", x, s, axes, norm)
+
+
+def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """The inverse of `rfftn`."""
+    return _many("irfftn", "complex floating", x, s, axes, norm)
+
+
+def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    """The transform of a Hermitian-symmetric signal (a real output)."""
+    return _one("hfft", "complex floating", x, n, axis, norm)
+
+
+def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    """The inverse of `hfft`."""
+    return _one("ihfft", "real floating", x, n, axis, norm)
+
+
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+    """The sample frequencies of `fft`. Ownership: **creates** a pooled tensor."""
+    op = "tenferro.fft.fftfreq"
+    dt = dtype_arg(dtype, op)
+    return emit(op, np.fft.fftfreq(n, d).astype(dt.numpy if dt is not None else np.float64))
+
+
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+    """The sample frequencies of `rfft`. Ownership: **creates** a pooled tensor."""
+    op = "tenferro.fft.rfftfreq"
+    dt = dtype_arg(dtype, op)
+    return emit(op, np.fft.rfftfreq(n, d).astype(dt.numpy if dt is not None else np.float64))
+
+
+def fftshift(x: Any, /, *, axes: Any = None) -> Any:
+    """The zero frequency moved to the centre. Ownership: **computes**."""
+    op = "tenferro.fft.fftshift"
+    check_array(x, op)
+    return emit(op, compute(op, lambda a: np.fft.fftshift(a, axes), (x,)))
+
+
+def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
+    """The inverse of `fftshift`. Ownership: **computes**."""
+    op = "tenferro.fft.ifftshift"
+    check_array(x, op)
+    return emit(op, compute(op, lambda a: np.fft.ifftshift(a, axes), (x,)))
