@@ -267,6 +267,7 @@ class PromotionKind(StrEnum):
 class IndexOutOfRangeKind(StrEnum):
     """The kinds of `IndexOutOfRangeError`."""
 
+    INVALID_AXES = "INVALID_AXES"
     INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
     INVALID_AXIS = "INVALID_AXIS"
     INVALID_INDEX = "INVALID_INDEX"

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
-from ..layout import shape_size, strict_index
+from ..layout import normalize_axis_tuple, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -67,36 +67,7 @@ def _dtype_check(op: str, da: DType, db: DType) -> None:
 
 
 def _axes(op: str, axes: Any, ndim: int, what: str) -> tuple[int, ...]:
-    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
-        axes = (axes,)
-    try:
-        items = list(axes)
-    except TypeError:
-        raise ValidationError(
-            op, f"{what} must be a sequence of axes, got {axes!r}", kind="INVALID_AXES"
-        ) from None
-    out = []
-    for ax in items:
-        try:
-            i = strict_index(ax)
-        except TypeError:
-            raise ValidationError(
-                op, f"{what}: axis {ax!r} is not an int", kind="INVALID_AXES"
-            ) from None
-        if not -ndim <= i < ndim:
-            raise ValidationError(
-                op,
-                f"{what}: axis {i} is out of range for a rank-{ndim} operand",
-                kind="INVALID_AXES",
-                axis=i,
-                ndim=ndim,
-            )
-        out.append(i % ndim)
-    if len(set(out)) != len(out):
-        raise ValidationError(
-            op, f"{what}: duplicate axes in {tuple(items)!r}", kind="DUPLICATE_AXES", axes=out
-        )
-    return tuple(out)
+    return normalize_axis_tuple(axes, ndim, op, what, duplicate_kind="DUPLICATE_AXES")
 
 
 def _pair(op: str, value: Any, what: str) -> tuple[Any, Any]:

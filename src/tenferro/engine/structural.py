@@ -28,7 +28,7 @@ import numpy as np
 from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
 from ..errors import DTypeError, RuntimeStateError, ValidationError
-from ..layout import normalize_perm, normalize_shape, shape_size, strict_index
+from ..layout import normalize_axis, normalize_perm, normalize_shape, shape_size, strict_index
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, check_out
@@ -40,21 +40,7 @@ Array = np.ndarray[Any, Any]
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
-    try:
-        i = strict_index(axis)
-    except TypeError:
-        raise ValidationError(
-            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXES"
-        ) from None
-    if not -ndim <= i < ndim:
-        raise ValidationError(
-            op,
-            f"axis {i} is out of range for rank {ndim}",
-            kind="INVALID_AXES",
-            axis=i,
-            ndim=ndim,
-        )
-    return i % ndim
+    return normalize_axis(axis, ndim, op)
 
 
 def _int(op: str, value: Any, what: str) -> int:
