@@ -106,13 +106,19 @@ HANDED_OUT: dict[str, Callable[[tfr.Tensor], Any]] = {
     "dlpack capsule": lambda t: t.__dlpack__(max_version=(1, 0)),
     "view dlpack capsule": lambda t: t.as_view().__dlpack__(max_version=(1, 0)),
     "np.from_dlpack": lambda t: np.from_dlpack(t),
+    "basic index view": lambda t: t[1:4],
+    "T view": lambda t: t.T,
 }
+
+# Properties that derive a new view on every access (t.T.T.T...): following them
+# would never end. The derived views are walked as their own kinds above.
+_DERIVING = frozenset({"T", "mT"})
 
 
 def _public(o: Any) -> list[Any]:
     out = []
     for name in dir(o):
-        if name.startswith("_"):
+        if name.startswith("_") or name in _DERIVING:
             continue
         try:
             value = getattr(o, name)
