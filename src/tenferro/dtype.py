@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import enum
+import numbers
 from typing import Any
 
 import numpy as np
 
-from .errors import DTypeError, PromotionError
+from .errors import DTypeError, PromotionError, ValidationError
 
-__all__ = ["CATEGORIES", "DType", "as_dtype", "promote_types"]
+__all__ = [
+    "CATEGORIES",
+    "SCALAR_KINDS",
+    "DType",
+    "as_dtype",
+    "dtype_kind",
+    "promote_types",
+    "scalar_as_dtype",
+    "scalar_kind",
+    "show_scalar",
+]
 
 
 class DType(enum.Enum):
@@ -181,3 +192,84 @@ def promote_types(a: DType, b: DType, op: str = "result_type") -> DType:
             dtypes=(a, b),
         )
     return found
+
+
+# ---------------------------------------------------------------------- scalars
+#: The kinds of number, in order: a Python or numpy scalar may take a dtype of its
+#: own kind or a higher one (weak typing), never a lower one.
+SCALAR_KINDS = ("bool", "int", "float", "complex")
+
+
+def scalar_kind(value: Any) -> int | None:
+    """0 bool, 1 int, 2 float, 3 complex (indices into `SCALAR_KINDS`); None for
+    anything that is not one number."""
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return 1
+    if isinstance(value, (numbers.Real, np.floating)):
+        return 2
+    if isinstance(value, (numbers.Complex, np.complexfloating)):
+        return 3
+    return None
+
+
+def dtype_kind(dt: DType) -> int:
+    """The `SCALAR_KINDS` index of ``dt``'s kind."""
+    if dt is DType.BOOL:
+        return 0
+    if dt.is_integer:
+        return 1
+    return 3 if dt.is_complex else 2
+
+
+def show_scalar(value: Any) -> str:
+    """``repr(value)`` for a message, except that a huge integer is described by its
+    size (Python refuses to print an integer of more than 4300 digits) and a long
+    text is cut."""
+    if isinstance(value, int) and not -(10**40) < value < 10**40:
+        bits = abs(value).bit_length()
+        sign = "-" if value < 0 else ""
+        return f"{sign}<an integer of about {int(bits * 0.30103) + 1} digits ({bits} bits)>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def scalar_as_dtype(value: Any, dt: DType, op: str, *, noun: str = "scalar", hint: str = "") -> Any:
+    """``value`` (one number) as a numpy scalar of ``dt``: tenferro's one scalar rule.
+
+    Refused: a number of a higher kind than ``dt`` (a float for an integer dtype,
+    a complex for a real one: `DTypeError` kind SCALAR_DTYPE; ``hint`` ends its
+    message), and a number ``dt`` cannot hold: an integer out of range, a finite
+    number that would overflow (`ValidationError` kind SCALAR_OUT_OF_RANGE). The
+    caller has checked that ``value`` is a number (`scalar_kind` is not None).
+    ``noun`` names the value in messages ("scalar", "value").
+    """
+    rank = scalar_kind(value)
+    if rank is None or rank > dtype_kind(dt):
+        kind = SCALAR_KINDS[3 if rank is None else rank]
+        raise DTypeError(
+            op,
+            f"a {kind} {noun} ({show_scalar(value)}) cannot take the tensor's dtype "
+            f"{dt.name} without losing information; pass a value of the tensor's kind{hint}",
+            kind="SCALAR_DTYPE",
+            scalar=value,
+            dtype=dt,
+        )
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy would wrap an unsigned 2**64 - 1 into int64 as -1
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            converted = dt.numpy.type(value)
+    except (OverflowError, FloatingPointError, ValueError):
+        converted = None
+    if converted is None or (rank >= 1 and np.isfinite(value) and not np.isfinite(converted)):
+        raise ValidationError(
+            op,
+            f"the {noun} {show_scalar(value)} is out of range for dtype {dt.name}; pass a "
+            "value the dtype can hold",
+            kind="SCALAR_OUT_OF_RANGE",
+            scalar=value,
+            dtype=dt,
+        )
+    return converted

@@ -7,7 +7,6 @@ holds the buffer's root array, so while it is alive it counts as an alias.
 
 from __future__ import annotations
 
-import numbers
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ import numpy as np
 from . import _array_methods, _services
 from ._array_methods import ArrayMethods
 from .copies import record_copy
-from .dtype import DType
+from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
 from .errors import DTypeError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
@@ -515,77 +514,29 @@ class TensorViewMut(_ViewBase):
         return left, right
 
 
-#: Kinds in increasing order: a value may go into a dtype of its kind or a higher one.
-_KIND_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
-_KIND_RANK.update({DType.C32: 3, DType.C64: 3})
-_KIND_RANK.update({d: 1 for d in (DType.I8, DType.I16, DType.U8, DType.U16, DType.U32, DType.U64)})
-_KIND_NAMES = ("bool", "int", "float", "complex")
-
-
-def _value_rank(value: Any) -> int | None:
-    """0 bool, 1 int, 2 float, 3 complex; None for anything that is not one number."""
-    if isinstance(value, (bool, np.bool_)):
-        return 0
-    if isinstance(value, (numbers.Integral, np.integer)):
-        return 1
-    if isinstance(value, (numbers.Real, np.floating)):
-        return 2
-    if isinstance(value, (numbers.Complex, np.complexfloating)):
-        return 3
-    return None
-
-
 def _element_value(op: str, value: Any, dtype: DType) -> Any:
     """``value`` as a numpy scalar of ``dtype``, or a `ValidationError` (nothing written).
 
-    The same rule as the engine's scalar operands: numbers only, no kind that the
-    dtype would truncate, nothing outside its range.
+    The engine's scalar rule (`dtype.scalar_as_dtype`), for numbers only.
     """
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
-    rank = _value_rank(value)
-    if rank is None:
+    if scalar_kind(value) is None:
         raise ValidationError(
             op,
             f"the value must be one number (bool, int, float or complex), got "
-            f"{type(value).__name__} {_show(value)}; pass a scalar (to write many "
+            f"{type(value).__name__} {show_scalar(value)}; pass a scalar (to write many "
             "elements, write into to_numpy() of the mutable view)",
             kind="INVALID_VALUE",
             value=value,
         )
-    if rank > _KIND_RANK[dtype]:
-        raise DTypeError(
-            op,
-            f"a {_KIND_NAMES[rank]} value ({_show(value)}) cannot be stored in a "
-            f"{dtype.name} tensor without losing information; pass a value of the "
-            "tensor's kind (convert it yourself, e.g. round(value) or value.real, if the "
-            "loss is intended)",
-            kind="SCALAR_DTYPE",
-            value=value,
-            dtype=dtype,
-        )
-    if isinstance(value, np.generic):
-        value = value.item()  # numpy would wrap an unsigned 2**64 - 1 into int64 as -1
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            return dtype.numpy.type(value)
-    except (OverflowError, FloatingPointError, ValueError):
-        raise ValidationError(
-            op,
-            f"the value {_show(value)} is out of range for dtype {dtype.name}; pass a "
-            "value the dtype can hold",
-            kind="SCALAR_OUT_OF_RANGE",
-            value=value,
-            dtype=dtype,
-        ) from None
-
-
-def _show(value: Any) -> str:
-    """A short description of ``value`` for a message (huge ints are not printed)."""
-    if isinstance(value, int) and value.bit_length() > 128:
-        return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return scalar_as_dtype(
+        value,
+        dtype,
+        op,
+        noun="value",
+        hint=" (convert it yourself, e.g. round(value) or value.real, if the loss is intended)",
+    )
 
 
 def _out_of_range(op: str, index: Any, i: int, axis: int, dim: int) -> ValidationError:

@@ -13,12 +13,11 @@ pooled output; a ufunc writes every element of ``out`` when all operands have
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Protocol, cast
 
 import numpy as np
 
-from ..dtype import DType
+from ..dtype import DType, scalar_as_dtype
 from ..errors import DTypeError, ValidationError
 from ..storage import host as _host
 from ..storage.host import HostBuffer
@@ -46,10 +45,6 @@ _ALL = frozenset(DType)
 # Tuples for the hot path: `in` on a tuple compares enum members by identity.
 _NUMERIC_T = tuple(d for d in DType if d is not DType.BOOL)
 _FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
-# Python-level rank of a dtype's kind: bool < integer < real float < complex.
-_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
-_RANK.update({DType.C32: 3, DType.C64: 3})
-_RANK.update({d: 1 for d in (DType.I8, DType.I16, DType.U8, DType.U16, DType.U32, DType.U64)})
 
 _np_fdiv = np.floor_divide
 
@@ -111,68 +106,15 @@ def _dtype_error(spec: _Spec, dt: DType) -> ValidationError:
     )
 
 
-def _scalar_rank(value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        return 0
-    if isinstance(value, (numbers.Integral, np.integer)):
-        return 1
-    if isinstance(value, (numbers.Real, np.floating)):
-        return 2
-    return 3
-
-
-def show_scalar(value: Any) -> str:
-    """``repr(value)``, except that a huge integer is described by its size.
-
-    Python refuses to turn an integer of more than 4300 digits into a string
-    (and a message holding hundreds of digits helps nobody).
-    """
-    if isinstance(value, int) and not -(10**40) < value < 10**40:
-        digits = int(abs(value).bit_length() * 0.30103) + 1
-        sign = "-" if value < 0 else ""
-        return f"{sign}<an integer of about {digits} digits>"
-    return repr(value)
-
-
 def weak_scalar(value: Any, dt: DType, op: str) -> Any:
-    """``value`` as a numpy scalar of ``dt`` (weak typing), or a `ValidationError`.
-
-    Refused: a scalar of a higher kind than the tensor (float with an integer
-    tensor, complex with a real one), an integer out of the dtype's range, and a
-    finite number that overflows the dtype.
-    """
+    """``value`` as a numpy scalar of ``dt`` (weak typing): `dtype.scalar_as_dtype`,
+    after the two exact cases the hot paths meet most."""
     vt = type(value)
     if vt is float and (dt is DType.F64 or dt is DType.C64):
         return value  # exact: numpy reads a Python float as float64
     if vt is int and dt is DType.I64 and -(2**63) <= value < 2**63:
         return value  # exact, and numpy reads a Python int weakly as the tensor's int64
-    rank = _scalar_rank(value)
-    if rank > _RANK[dt]:
-        kind = ("bool", "int", "float", "complex")[rank]
-        raise DTypeError(
-            op,
-            f"a {kind} scalar ({show_scalar(value)}) cannot take the tensor's dtype {dt.name} "
-            "without losing information; pass a value of the tensor's kind, or convert the "
-            "tensor (eng.convert) first",
-            kind="SCALAR_DTYPE",
-            scalar=value,
-            dtype=dt,
-        )
-    np_type = dt.numpy.type
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            converted = np_type(value)
-    except (OverflowError, FloatingPointError, ValueError):
-        converted = None
-    if converted is None or (rank >= 1 and np.isfinite(value) and not np.isfinite(converted)):
-        raise ValidationError(
-            op,
-            f"the scalar {show_scalar(value)} is out of range for dtype {dt.name}",
-            kind="SCALAR_OUT_OF_RANGE",
-            scalar=value,
-            dtype=dt,
-        )
-    return converted
+    return scalar_as_dtype(value, dt, op, hint=", or convert the tensor (eng.convert) first")
 
 
 def _shape_error(op: str, s1: Shape, s2: Shape) -> ValidationError:
