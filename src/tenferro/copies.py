@@ -5,11 +5,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
-from .errors import CopyForbiddenError
+from .errors import CopyForbiddenError, not_copyable
 
-__all__ = ["CopyStats", "check_copy", "copy_stats", "count_copy", "forbid_copies", "record_copy"]
+__all__ = [
+    "CopyStats",
+    "NotCopyable",
+    "check_copy",
+    "copy_stats",
+    "count_copy",
+    "forbid_copies",
+    "record_copy",
+]
 
 
 class CopyStats(NamedTuple):
@@ -73,3 +81,20 @@ def forbid_copies() -> Iterator[None]:
         yield
     finally:
         _forbid.depth -= 1
+
+
+class NotCopyable:
+    """A base for objects that own memory: pickling, ``copy.copy`` and
+    ``copy.deepcopy`` would copy it implicitly, so each raises the one
+    `NotCopyableError` (kind NOT_COPYABLE) naming the class."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> NoReturn:
+        raise not_copyable(type(self).__name__)
+
+    def __copy__(self) -> NoReturn:
+        raise not_copyable(type(self).__name__)
+
+    def __deepcopy__(self, memo: Any) -> NoReturn:
+        raise not_copyable(type(self).__name__)

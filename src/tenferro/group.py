@@ -13,12 +13,12 @@ reach this module through `tenferro._services` (it sits above `Tensor`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from . import _services
-from .copies import record_copy
+from .copies import NotCopyable, record_copy
 from .dtype import as_dtype, dtype_of_array
 from .errors import HostAccessError, ReinterpretError, ValidationError
 from .layout import normalize_shape
@@ -31,7 +31,6 @@ from .storage.group import (
     check_host_entry,
     host_refusal,
     memory_of,
-    not_copyable,
     owner_memory,
     record_for,
 )
@@ -54,7 +53,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------ the tensor branch
-class GroupTensorRef:
+class GroupTensorRef(NotCopyable):
     """A group-backed tensor's storage: its private one-entry group, and cached access.
 
     Provides what `Tensor` expects of a non-host storage: ``placement``,
@@ -127,9 +126,6 @@ class GroupTensorRef:
         target = dst.flat if dst.flat.dtype == src.dtype else dst.flat.view(src.dtype)
         np.copyto(target[offset : offset + src.shape[0]], src)
         return out
-
-    def __reduce__(self) -> NoReturn:
-        not_copyable("GroupTensorRef")
 
     def __repr__(self) -> str:
         return (

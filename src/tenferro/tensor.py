@@ -16,13 +16,12 @@ import numpy as np
 from . import _array_methods, _services
 from ._array_methods import ArrayMethods
 from .borrow import _WriteMemory, as_memoryview
-from .copies import record_copy
+from .copies import NotCopyable, record_copy
 from .dtype import DType, as_dtype, dtype_of_array
 from .errors import (
     DTypeError,
     MovedTensorError,
     ValidationError,
-    not_copyable,
 )
 from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
 from .layout import col_major_strides, normalize_shape, shape_size
@@ -39,7 +38,7 @@ R = TypeVar("R")
 Shape = tuple[int, ...]
 
 
-class Tensor(ArrayMethods):
+class Tensor(ArrayMethods, NotCopyable):
     """An owned tensor: a shape, a dtype and storage that it owns or lives in.
 
     Build one with `Tensor.from_vec_col_major` (adopts, zero copy), `from_numpy`
@@ -513,15 +512,6 @@ class Tensor(ArrayMethods):
                 f"allocation_domain={st.allocation_domain}, allocation_id={st.allocation_id})"
             )
         return text
-
-    def __reduce__(self) -> NoReturn:
-        raise not_copyable("Tensor")
-
-    def __copy__(self) -> NoReturn:
-        self.__reduce__()
-
-    def __deepcopy__(self, memo: Any) -> NoReturn:
-        self.__reduce__()
 
     def __len__(self) -> int:
         self._live("Tensor.__len__")

@@ -32,7 +32,7 @@ from .storage.host import HostBuffer
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-__all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal"]
+__all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal", "ufunc_on_borrows"]
 
 Shape = tuple[int, ...]
 
@@ -115,22 +115,7 @@ class _ViewBase(ArrayMethods):
         tensor = _services.tensor_type  # `Tensor` sits above the views: it registers
         if any(isinstance(x, tensor) for x in inputs):
             return NotImplemented  # the tensor's own protocol handles mixed operands
-        outs = kwargs.get("out")
-        if outs is not None:
-            for o in outs if isinstance(outs, tuple) else (outs,):
-                if isinstance(o, (_ViewBase, tensor)):
-                    raise ValidationError(
-                        f"numpy.{ufunc.__name__}",
-                        "numpy cannot write into a view or tensor through out=; write into "
-                        "np.asarray() of a mutable view, or use the engine's out=",
-                        kind="INVALID_OUT",
-                    )
-        arrays = [np.asarray(x) if isinstance(x, _ViewBase) else x for x in inputs]
-        try:
-            return getattr(ufunc, method)(*arrays, **kwargs)
-        except BaseException:
-            del arrays  # a traceback must not keep the borrows alive
-            raise
+        return ufunc_on_borrows(ufunc, method, inputs, kwargs)
 
     # -- transforms (descriptor only) -----------------------------------------------------
     def transpose_view(self, perm: Any) -> Any:
@@ -571,3 +556,34 @@ def ufunc_at_refusal(ufunc: Any) -> ValidationError:
         "with the engine, or write under t.map_write() (e.g. np.add.at(w.array, ...))",
         kind="INVALID_OUT",
     )
+
+
+def ufunc_on_borrows(
+    ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Run a numpy ufunc with every tensor and view input read through a shared borrow.
+
+    The borrows live only for the call. ``out=`` a tensor or view is refused
+    (`ValidationError` kind INVALID_OUT) before anything is read: numpy would
+    write through it. `Tensor.__array_ufunc__` (`tenferro.engine.ufuncs`) and the
+    views' protocol both end here.
+    """
+    readable = (_ViewBase, _services.tensor_type)
+    outs = kwargs.get("out")
+    if outs is not None:
+        for o in outs if isinstance(outs, tuple) else (outs,):
+            if isinstance(o, readable):
+                raise ValidationError(
+                    f"numpy.{ufunc.__name__}",
+                    "numpy cannot write into a tensor or view through out=; use the "
+                    "engine's out= (an exclusive borrow), write under t.map_write(), or "
+                    "into np.asarray() of a mutable view",
+                    kind="INVALID_OUT",
+                )
+    # Shared borrows, alive only for this call: numpy reads the elements in place.
+    arrays = [np.asarray(x) if isinstance(x, readable) else x for x in inputs]
+    try:
+        return getattr(ufunc, method)(*arrays, **kwargs)
+    except BaseException:
+        del arrays  # a traceback must not keep the borrows alive
+        raise

@@ -22,9 +22,9 @@ from __future__ import annotations
 import operator
 import threading
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
-from .. import errors
+from ..copies import NotCopyable
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import GroupError, HostAccessError, ValidationError
 from ..layout import col_major_strides, normalize_shape, shape_size, strict_index
@@ -103,10 +103,6 @@ class DescriptorRecord:
         )
 
 
-def not_copyable(what: str) -> NoReturn:
-    raise errors.not_copyable(what)
-
-
 def _check_viewable(op: str, owner: OwnedStorage, dtype: DType) -> None:
     # INVARIANT: every borrow views the owner's *whole* read root as the descriptor's
     # dtype, so a reinterpreting descriptor needs the root to divide evenly.
@@ -174,7 +170,7 @@ def overlap(a: tuple[Any, int, int], b: tuple[Any, int, int]) -> bool:
     return a[1] < b[2] and b[1] < a[2]
 
 
-class GroupTables:
+class GroupTables(NotCopyable):
     """Owners and the descriptors that point at them; see the module docstring.
 
     The base of `tenferro.AllocationGroup`, which adds the tensor operations.
@@ -451,15 +447,6 @@ class GroupTables:
             f"AllocationGroup(allocation_count={len(self._allocations)}, "
             f"descriptor_count={len(self._descriptors)})"
         )
-
-    def __reduce__(self) -> NoReturn:
-        not_copyable("AllocationGroup")
-
-    def __copy__(self) -> NoReturn:
-        not_copyable("AllocationGroup")
-
-    def __deepcopy__(self, memo: Any) -> NoReturn:
-        not_copyable("AllocationGroup")
 
 
 def check_host_entry(op: str, buf: HostBuffer, dtype: DType, shape: Shape) -> DType:

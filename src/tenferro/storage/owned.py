@@ -7,15 +7,14 @@ claim on its byte range. Neither part can be copied or pickled.
 from __future__ import annotations
 
 import threading
-from typing import Any, NoReturn
 
+from ..copies import NotCopyable
 from ..dtype import DType
 from ..errors import (
     AccessError,
     DeviceAccessError,
     GroupError,
     HostAccessError,
-    not_copyable,
 )
 from ..placement import Placement
 from .allocation import BackendAllocation, BackendStorageAllocation, HostAllocation, check_mapping
@@ -30,11 +29,7 @@ from .span import RootBoundSpan, RootResourceExtent
 
 
 # ---------------------------------------------------------------------------- the owner
-def _not_copyable(what: str) -> NoReturn:
-    raise not_copyable(what)
-
-
-class OwnedSpanClaim:
+class OwnedSpanClaim(NotCopyable):
     """The one claim on a root's byte span (not copyable)."""
 
     __slots__ = ("identity", "span")
@@ -43,20 +38,11 @@ class OwnedSpanClaim:
         self.identity = identity
         self.span = span
 
-    def __reduce__(self) -> NoReturn:
-        _not_copyable("OwnedSpanClaim")
-
-    def __copy__(self) -> NoReturn:
-        _not_copyable("OwnedSpanClaim")
-
-    def __deepcopy__(self, memo: Any) -> NoReturn:
-        _not_copyable("OwnedSpanClaim")
-
 
 _map_lock = threading.Lock()
 
 
-class OwnedStorage:
+class OwnedStorage(NotCopyable):
     """The sole owner of one root: its pin (host or provider root) and its claim.
 
     Not copyable, not picklable. The host view of a mappable provider root is
@@ -233,14 +219,6 @@ class OwnedStorage:
         return pin.buffer if isinstance(pin, BackendStorageAllocation) else None
 
     # -- one owner -------------------------------------------------------------------
-    def __reduce__(self) -> NoReturn:
-        _not_copyable("OwnedStorage")
-
-    def __copy__(self) -> NoReturn:
-        _not_copyable("OwnedStorage")
-
-    def __deepcopy__(self, memo: Any) -> NoReturn:
-        _not_copyable("OwnedStorage")
 
     def __repr__(self) -> str:
         return (
