@@ -212,8 +212,17 @@ def binary_function(
     return fn
 
 
-def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
-    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
+def _fast_one(
+    x: Any,
+    allowed: tuple[DType, ...],
+    size: int | None,
+    shape: Shape | None,
+    kernel: Callable[[Array, Array], Any],
+) -> Any:
+    """The hot path of a one-operand function on a plain host tensor of an ``allowed``
+    dtype, or None: ``kernel(fa, flat)`` writes all ``size`` elements (default: the
+    input's) of a pooled output of the input's dtype and ``shape`` (default: the
+    input's)."""
     if x.__class__ is not Tensor:
         return None
     st = x._st
@@ -225,25 +234,32 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         if st.exclusive is not None:
             return None
         fa = st.flat
-        n = len(fa)
+        n = len(fa) if size is None else size
         eng = _cpu._state.current
         if eng is None:
             eng = default_engine()
-        pool = eng._pool
-        owner = pool.acquire(fa.dtype, n)
+        owner = eng._pool.acquire(fa.dtype, n)
         flat = owner if len(owner) == n else owner[:n]
         try:
-            # The input holds exactly n elements: the ufunc writes all of flat.
-            ufunc(fa, out=flat)
+            kernel(fa, flat)
         except BaseException:
             del flat, owner  # dropped, never pooled (see binary_function)
             raise
-        return _pooled(x._shape, dt, owner, flat, eng._recycler)
+        return _pooled(x._shape if shape is None else shape, dt, owner, flat, eng._recycler)
     except BaseException:
         st.recycler = None  # see binary_function
         raise
     finally:
         _reading.remove(st)
+
+
+def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
+    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
+
+    def kernel(fa: Array, flat: Array) -> None:
+        ufunc(fa, out=flat)  # the input holds exactly n elements: all of flat is written
+
+    return _fast_one(x, allowed, None, None, kernel)
 
 
 def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
@@ -252,34 +268,11 @@ def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
     For reductions whose result has the input's dtype and that accept empty
     input (sums, products).
     """
-    if x.__class__ is not Tensor:
-        return None
-    st = x._st
-    dt = x._dtype
-    if st.__class__ is not HostBuffer or dt not in allowed:
-        return None
-    _reading.append(st)
-    try:
-        if st.exclusive is not None:
-            return None
-        fa = st.flat
-        eng = _cpu._state.current
-        if eng is None:
-            eng = default_engine()
-        pool = eng._pool
-        owner = pool.acquire(fa.dtype, 1)
-        flat = owner if len(owner) == 1 else owner[:1]
-        try:
-            flat[0] = reduce(fa)  # the one element of the output
-        except BaseException:
-            del flat, owner  # dropped, never pooled (see binary_function)
-            raise
-        return _pooled((), dt, owner, flat, eng._recycler)
-    except BaseException:
-        st.recycler = None  # see binary_function
-        raise
-    finally:
-        _reading.remove(st)
+
+    def kernel(fa: Array, flat: Array) -> None:
+        flat[0] = reduce(fa)  # the one element of the output
+
+    return _fast_one(x, allowed, 1, (), kernel)
 
 
 def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
