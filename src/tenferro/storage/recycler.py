@@ -7,13 +7,14 @@ reference to its recycler, so a dropped engine simply lets its buffers be freed.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = ["Recycler"]
 
 
+@runtime_checkable
 class Recycler(Protocol):
     """Takes released buffers back (`HostBuffer.__del__` calls `recycle`)."""
 
