@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from . import linalg
 from .copies import CopyStats, copy_stats, forbid_copies
 from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
@@ -18,6 +19,7 @@ from .errors import (
     HostAccessError,
     IndexOutOfRangeError,
     InteropError,
+    LinAlgError,
     MovedTensorError,
     NotCopyableError,
     OutOfMemoryError,
@@ -92,6 +94,7 @@ __all__ = [
     "HostWriteGuard",
     "IndexOutOfRangeError",
     "InteropError",
+    "LinAlgError",
     "MemoryKind",
     "MovedTensorError",
     "NotCopyableError",
@@ -126,6 +129,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "linalg",
     "nan",
     "newaxis",
     "pi",

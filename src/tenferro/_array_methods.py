@@ -201,10 +201,17 @@ class ArrayMethods:
         return _ns.bitwise_invert(self)
 
     # -- comparisons (elementwise, bool results) -----------------------------------------
+    # Anything that is neither an array nor a Python scalar compares by identity
+    # (NotImplemented lets Python fall back), so `t in [f, g]` and `t == None`
+    # keep their everyday meaning instead of raising.
     def __eq__(self, other: object) -> Any:
+        if not isinstance(other, _COMPARABLE):
+            return NotImplemented
         return _ns.equal(self, other)
 
     def __ne__(self, other: object) -> Any:
+        if not isinstance(other, _COMPARABLE):
+            return NotImplemented
         return _ns.not_equal(self, other)
 
     def __lt__(self, other: Any) -> Any:
@@ -248,3 +255,6 @@ class ArrayMethods:
 
     def __index__(self) -> int:
         return int(_ns.index_value(self))
+
+
+_COMPARABLE = (ArrayMethods, bool, int, float, complex)

@@ -18,7 +18,18 @@ from typing import Any
 __all__ = ["main"]
 
 #: Benchmark modules in `tenferro.bench`, in the order they run.
-BENCH_MODULES = ("storage", "engine", "domains", "sweep", "namespace")
+BENCH_MODULES = (
+    "storage",
+    "engine",
+    "percall",
+    "fusion",
+    "pool",
+    "domains",
+    "sweep",
+    "namespace",
+    "einsum",
+    "linalg",
+)
 
 
 class CliError(Exception):
@@ -87,14 +98,24 @@ def _bench(args: argparse.Namespace) -> int:
             harness.set_progress(None)
 
     table = Table(title="tenferro benchmarks (medians; ratio = tenferro / baseline)")
-    for col in ("case", "medians", "target", "ratio", ""):
+    # The torch column appears when some case timed torch (installed, never required).
+    with_torch = any("torch" in r.medians and "tenferro" in r.medians for r in results)
+    columns = ["case", "medians", "target", "ratio", ""]
+    if with_torch:
+        columns.append("tenferro / torch")
+    for col in columns:
         table.add_column(col)
     missed = 0
     for r in results:
         meds = "  ".join(f"{k} {format_seconds(v)}" for k, v in r.medians.items())
+        vs_torch = (
+            [f"{r.ratio('tenferro', 'torch'):.3f}" if "torch" in r.medians else ""]
+            if with_torch
+            else []
+        )
         checks = r.target_results()
         if not checks:
-            table.add_row(r.name, meds, "", "", "")
+            table.add_row(r.name, meds, "", "", "", *vs_torch)
         for i, (t, ratio, ok) in enumerate(checks):
             missed += not ok
             table.add_row(
@@ -103,6 +124,7 @@ def _bench(args: argparse.Namespace) -> int:
                 t.describe(),
                 f"{ratio:.3f}",
                 "[green]met[/]" if ok else "[red]missed[/]",
+                *(vs_torch if i == 0 else [""] * len(vs_torch)),
             )
     Console().print(table)
     if args.json:

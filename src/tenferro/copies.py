@@ -7,12 +7,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, NoReturn
 
-from .errors import CopyForbiddenError, not_copyable
+import numpy as np
+
+from .errors import CopyForbiddenError, ValidationError, not_copyable
 
 __all__ = [
     "CopyStats",
     "NotCopyable",
     "check_copy",
+    "check_copy_flag",
     "copy_stats",
     "count_copy",
     "forbid_copies",
@@ -65,6 +68,23 @@ def check_copy(op: str, nbytes: int) -> None:
         )
 
 
+def check_copy_flag(op: str, copy: Any, allow_none: bool = False) -> None:
+    """Refuse a ``copy=`` flag that is not a bool (or None where ``allow_none``).
+
+    Its truth value decides whether memory is copied or borrowed, so an array
+    (whose truth value numpy refuses) or a string is a `ValidationError`.
+    """
+    if isinstance(copy, (bool, np.bool_)) or (allow_none and copy is None):
+        return
+    allowed = "True, False or None" if allow_none else "True or False"
+    raise ValidationError(
+        op,
+        f"copy must be {allowed}, got {type(copy).__name__}",
+        kind="INVALID_ARGUMENT",
+        copy=copy,
+    )
+
+
 def count_copy(nbytes: int) -> None:
     """Count a copy of ``nbytes`` that was made (after `check_copy` allowed it)."""
     global _copies, _bytes
@@ -84,17 +104,23 @@ def forbid_copies() -> Iterator[None]:
 
 
 class NotCopyable:
-    """A base for objects that own memory: pickling, ``copy.copy`` and
-    ``copy.deepcopy`` would copy it implicitly, so each raises the one
-    `NotCopyableError` (kind NOT_COPYABLE) naming the class."""
+    """A base for objects that own or lend memory (tensors, views, groups, owners):
+    pickling, ``copy.copy`` and ``copy.deepcopy`` would copy or alias it
+    implicitly, so each raises the one `NotCopyableError` (kind NOT_COPYABLE)
+    naming the class."""
 
     __slots__ = ()
 
     def __reduce__(self) -> NoReturn:
-        raise not_copyable(type(self).__name__)
+        raise not_copyable(_name(self))
 
     def __copy__(self) -> NoReturn:
-        raise not_copyable(type(self).__name__)
+        raise not_copyable(_name(self))
 
     def __deepcopy__(self, memo: Any) -> NoReturn:
-        raise not_copyable(type(self).__name__)
+        raise not_copyable(_name(self))
+
+
+def _name(obj: object) -> str:
+    # A view names its kind ("TensorView" or "TensorViewMut"); others their class.
+    return str(getattr(obj, "_kind", type(obj).__name__))

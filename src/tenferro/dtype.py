@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import enum
 import numbers
 from typing import Any
@@ -15,6 +16,7 @@ __all__ = [
     "SCALAR_KINDS",
     "DType",
     "as_dtype",
+    "as_numpy_dtype",
     "dtype_kind",
     "promote_types",
     "scalar_as_dtype",
@@ -68,6 +70,11 @@ class DType(enum.Enum):
         return self in _UNSIGNED
 
     @property
+    def is_numeric(self) -> bool:
+        """Every dtype arithmetic takes: all but BOOL."""
+        return self is not DType.BOOL
+
+    @property
     def real(self) -> DType:
         """The real type of a complex dtype (C32 -> F32, C64 -> F64); itself otherwise."""
         return _REAL.get(self, self)
@@ -98,7 +105,10 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
     if value is not None:
         try:
             npd = np.dtype(value)
-        except (TypeError, ValueError):
+        except Exception:
+            # numpy parses some strings as Python literals ("09", "(o,K" raise
+            # SyntaxError) and calls arbitrary objects' ``dtype`` attributes: whatever it
+            # cannot read is not a dtype tenferro stores.
             npd = None
     found = _FROM_NUMPY.get(npd) if npd is not None else None
     if found is None:
@@ -109,6 +119,27 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
             kind="UNSUPPORTED_DTYPE",
             dtype=value,
         )
+    return found
+
+
+def as_numpy_dtype(value: Any, op: str) -> np.dtype[Any]:
+    """The numpy dtype ``value`` names (a `DType` too), for the ``__array__`` protocol.
+
+    Any numpy dtype is accepted (numpy converts to it); what numpy cannot read is
+    a `ValidationError` (kind UNSUPPORTED_DTYPE), never numpy's own TypeError,
+    ValueError or SyntaxError.
+    """
+    if isinstance(value, DType):
+        return value.numpy
+    try:
+        found: np.dtype[Any] = np.dtype(value)
+    except Exception:  # numpy raises TypeError, ValueError or SyntaxError for junk
+        raise DTypeError(
+            op,
+            f"{value!r} is not a numpy dtype; pass a DType or a numpy dtype",
+            kind="UNSUPPORTED_DTYPE",
+            dtype=value,
+        ) from None
     return found
 
 
@@ -235,6 +266,19 @@ def show_scalar(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _finite(value: Any) -> bool:
+    """Is the Python or numpy number ``value`` finite? (Integers and fractions always are.)
+
+    Not `np.isfinite`: it refuses an int beyond int64 and a `Fraction` (TypeError).
+    """
+    if isinstance(value, (numbers.Rational, np.integer, np.bool_)):
+        return True
+    try:
+        return cmath.isfinite(complex(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def scalar_as_dtype(value: Any, dt: DType, op: str, *, noun: str = "scalar", hint: str = "") -> Any:
     """``value`` (one number) as a numpy scalar of ``dt``: tenferro's one scalar rule.
 
@@ -261,9 +305,9 @@ def scalar_as_dtype(value: Any, dt: DType, op: str, *, noun: str = "scalar", hin
     try:
         with np.errstate(over="raise", invalid="raise"):
             converted = dt.numpy.type(value)
-    except (OverflowError, FloatingPointError, ValueError):
+    except (OverflowError, FloatingPointError, ValueError, TypeError):
         converted = None
-    if converted is None or (rank >= 1 and np.isfinite(value) and not np.isfinite(converted)):
+    if converted is None or (rank >= 1 and _finite(value) and not np.isfinite(converted)):
         raise ValidationError(
             op,
             f"the {noun} {show_scalar(value)} is out of range for dtype {dt.name}; pass a "

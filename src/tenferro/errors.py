@@ -19,6 +19,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
+import numpy as np
+
 __all__ = [
     "AccessError",
     "AccessKind",
@@ -38,6 +40,8 @@ __all__ = [
     "IndexOutOfRangeKind",
     "InteropError",
     "InteropKind",
+    "LinAlgError",
+    "LinAlgKind",
     "MovedTensorError",
     "MovedTensorKind",
     "NotCopyableError",
@@ -82,18 +86,25 @@ class ValidationKind(StrEnum):
     INVALID_AXES = "INVALID_AXES"
     INVALID_AXIS = "INVALID_AXIS"
     INVALID_BACKEND = "INVALID_BACKEND"
+    INVALID_CUTOFF = "INVALID_CUTOFF"
     INVALID_DATA = "INVALID_DATA"
     INVALID_DEVICE = "INVALID_DEVICE"
     INVALID_DOMAIN = "INVALID_DOMAIN"
     INVALID_HANDLE = "INVALID_HANDLE"
     INVALID_INDEX = "INVALID_INDEX"
     INVALID_LIMIT = "INVALID_LIMIT"
+    INVALID_MODE = "INVALID_MODE"
     INVALID_OPERAND = "INVALID_OPERAND"
+    INVALID_OPTIMIZE = "INVALID_OPTIMIZE"
+    INVALID_ORD = "INVALID_ORD"
     INVALID_OUT = "INVALID_OUT"
+    INVALID_PATH = "INVALID_PATH"
     INVALID_PLACEMENT = "INVALID_PLACEMENT"
+    INVALID_RANK = "INVALID_RANK"
     INVALID_SHAPE = "INVALID_SHAPE"
     INVALID_SLOT = "INVALID_SLOT"
     INVALID_THREADS = "INVALID_THREADS"
+    INVALID_UPLO = "INVALID_UPLO"
     INVALID_VALUE = "INVALID_VALUE"
     LENGTH_MISMATCH = "LENGTH_MISMATCH"
     LOSSY_CONVERSION = "LOSSY_CONVERSION"
@@ -102,6 +113,7 @@ class ValidationKind(StrEnum):
     NOT_CONTIGUOUS = "NOT_CONTIGUOUS"
     NOT_F_CONTIGUOUS = "NOT_F_CONTIGUOUS"
     NOT_GROUP_BACKED = "NOT_GROUP_BACKED"
+    NOT_SQUARE = "NOT_SQUARE"
     NO_OPERAND = "NO_OPERAND"
     OPERAND_COUNT = "OPERAND_COUNT"
     OUT_MISMATCH = "OUT_MISMATCH"
@@ -114,6 +126,7 @@ class ValidationKind(StrEnum):
     SUBSCRIPTS = "SUBSCRIPTS"
     SYNTAX = "SYNTAX"
     TENSOR_MEMORY = "TENSOR_MEMORY"
+    TOO_DEEP = "TOO_DEEP"
     UNKNOWN_NAME = "UNKNOWN_NAME"
     UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION"
     UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE"
@@ -189,6 +202,7 @@ class DeviceAccessKind(StrEnum):
     """The kinds of `DeviceAccessError`."""
 
     INVALID_REQUEST = "INVALID_REQUEST"
+    PROVIDER = "PROVIDER"
     UNSUPPORTED = "UNSUPPORTED"
 
 
@@ -267,10 +281,21 @@ class PromotionKind(StrEnum):
 class IndexOutOfRangeKind(StrEnum):
     """The kinds of `IndexOutOfRangeError`."""
 
-    INVALID_AXES = "INVALID_AXES"
     INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
+    INVALID_AXES = "INVALID_AXES"
     INVALID_AXIS = "INVALID_AXIS"
     INVALID_INDEX = "INVALID_INDEX"
+
+
+class LinAlgKind(StrEnum):
+    """The kinds of `LinAlgError`."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    LINALG = "LINALG"
+    NOT_CONVERGED = "NOT_CONVERGED"
+    NOT_FINITE = "NOT_FINITE"
+    NOT_POSITIVE_DEFINITE = "NOT_POSITIVE_DEFINITE"
+    SINGULAR = "SINGULAR"
 
 
 # ---------------------------------------------------------------------------- the errors
@@ -424,9 +449,10 @@ def not_copyable(what: str) -> NotCopyableError:
     """The error for ``pickle``/``copy.copy``/``copy.deepcopy`` of ``what`` (it owns memory)."""
     return NotCopyableError(
         f"{what}.__reduce__",
-        f"{what} owns its memory, so pickling or copying it would copy the buffer "
-        "implicitly; duplicate() tensors (named copies) or to_numpy(copy=True), or send "
-        "shared-memory tensors across processes with share_handle()",
+        f"{what} holds memory, so pickling or copying it would copy or alias the buffer "
+        "implicitly; duplicate() a tensor or to_col_major() a view (named copies), or "
+        "to_numpy(copy=True), or send shared-memory tensors across processes with "
+        "share_handle()",
         kind="NOT_COPYABLE",
     )
 
@@ -444,3 +470,15 @@ class IndexOutOfRangeError(ValidationError, IndexError):
 
     kinds: ClassVar[type[StrEnum]] = IndexOutOfRangeKind
     default_kind: ClassVar[str] = IndexOutOfRangeKind.INDEX_OUT_OF_RANGE
+
+
+class LinAlgError(TenferroError, np.linalg.LinAlgError):
+    """A factorisation failed: no convergence, a singular or a non-positive-definite matrix.
+
+    Also a ``numpy.linalg.LinAlgError``, so code written for numpy catches it.
+    ``batch_index`` names the failing matrix of a batched call (``()`` for a single
+    matrix); kinds: NOT_CONVERGED, SINGULAR, NOT_POSITIVE_DEFINITE.
+    """
+
+    kinds: ClassVar[type[StrEnum]] = LinAlgKind
+    default_kind: ClassVar[str] = LinAlgKind.LINALG

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BorrowError, ValidationError
+from .dtype import as_numpy_dtype
+from .errors import BorrowError, DTypeError, ValidationError
 from .storage.host import HostBuffer
 
 __all__ = ["ExclusiveBorrow", "HostReadGuard", "HostWriteGuard"]
@@ -195,10 +196,13 @@ def _array_protocol(
     element count. Refusals and the copy record happen before ``make`` runs, so
     a refusal's traceback holds no alias. Copies are named and counted.
     """
-    from .copies import record_copy
+    from .copies import check_copy, check_copy_flag, count_copy
 
+    check_copy_flag(op, copy, allow_none=True)
     have_np = np.dtype(have.numpy if hasattr(have, "numpy") else have)
-    convert = dtype is not None and np.dtype(dtype) != have_np
+    if dtype is not None:
+        dtype = as_numpy_dtype(dtype, op)
+    convert = dtype is not None and dtype != have_np
     if convert and copy is False:
         raise ValidationError(
             op,
@@ -208,6 +212,18 @@ def _array_protocol(
         )
     if convert or copy:
         target = np.dtype(dtype) if convert else have_np
-        record_copy(f"{op}(copy)", size * target.itemsize)
-        return np.array(make(), dtype=target, order="K", copy=True)
+        # Refused before make() (no alias in a traceback); counted once made.
+        check_copy(f"{op}(copy)", size * target.itemsize)
+        try:
+            made = np.array(make(), dtype=target, order="K", copy=True)
+        except (TypeError, ValueError) as exc:
+            raise DTypeError(
+                op,
+                f"numpy cannot convert {have_np} to {target} ({exc}); convert with the "
+                "engine (eng.convert / eng.cast) instead",
+                kind="UNSUPPORTED_DTYPE",
+                dtype=target,
+            ) from None
+        count_copy(size * target.itemsize)
+        return made
     return make()

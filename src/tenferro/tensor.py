@@ -15,9 +15,10 @@ import numpy as np
 
 from . import _array_methods, _services
 from ._array_methods import ArrayMethods
+from .alloc import ALLOCATION_FAILURES, host_empty, out_of_memory
 from .borrow import _WriteMemory, as_memoryview
-from .copies import NotCopyable, record_copy
-from .dtype import DType, as_dtype, dtype_of_array
+from .copies import NotCopyable, check_copy, check_copy_flag, count_copy
+from .dtype import DType, as_dtype, as_numpy_dtype, dtype_of_array
 from .errors import (
     DTypeError,
     MovedTensorError,
@@ -108,7 +109,7 @@ class Tensor(ArrayMethods, NotCopyable):
             _check_length(op, sh, data.shape[0])
             _check_adoptable(op, data)
             return cls._wrap(sh, dt, _adopt(data, data))
-        arr = _build_from_sequence(op, data, want)
+        arr, copied = _build_from_sequence(op, data, want)
         if arr.ndim != 1:
             raise ValidationError(
                 op,
@@ -120,6 +121,8 @@ class Tensor(ArrayMethods, NotCopyable):
         dt = dtype_of_array(arr, op)
         sh = normalize_shape(shape, op, dt.itemsize)
         _check_length(op, sh, arr.shape[0])
+        if copied:
+            count_copy(copied)  # the array-like's copy, counted now that the call succeeded
         return cls._wrap(sh, dt, HostBuffer(arr, arr))
 
     @classmethod
@@ -133,7 +136,9 @@ class Tensor(ArrayMethods, NotCopyable):
         """
         op = "Tensor.from_vec_row_major"
         want = as_dtype(dtype, op) if dtype is not None else None
-        arr = data if isinstance(data, np.ndarray) else _build_from_sequence(op, data, want)
+        arr, copied = (
+            (data, 0) if isinstance(data, np.ndarray) else _build_from_sequence(op, data, want)
+        )
         dt = dtype_of_array(arr, op)
         if want is not None and want is not dt:
             raise DTypeError(
@@ -153,8 +158,12 @@ class Tensor(ArrayMethods, NotCopyable):
             )
         sh = normalize_shape(shape, op, dt.itemsize)
         _check_length(op, sh, arr.shape[0])
-        record_copy(op, arr.shape[0] * dt.itemsize)
-        return _col_major_copy(sh, dt, arr.reshape(sh))
+        check_copy(op, arr.shape[0] * dt.itemsize)
+        t = _col_major_copy(sh, dt, arr.reshape(sh), op)
+        count_copy(arr.shape[0] * dt.itemsize)  # once made: a failed allocation copies nothing
+        if copied:
+            count_copy(copied)
+        return t
 
     # ------------------------------------------------------------------ state checks
     def _live(self, op: str) -> Any:
@@ -283,9 +292,10 @@ class Tensor(ArrayMethods, NotCopyable):
         buf, offset = self._resolve(op, mapped)
         if buf.exclusive is not None:
             buf.check_shared(op)
-        record_copy(op, self.nbytes)
-        flat = np.empty(shape_size(self._shape), dtype=self._dtype.numpy)
+        check_copy(op, self.nbytes)
+        flat = host_empty(op, shape_size(self._shape), self._dtype.numpy)
         np.copyto(flat, self._alias_in(buf, offset, op))
+        count_copy(self.nbytes)  # once made: a refused borrow copies nothing
         return flat
 
     def _read_array(self, op: str, mapped: bool = False) -> np.ndarray[Any, Any]:
@@ -315,6 +325,12 @@ class Tensor(ArrayMethods, NotCopyable):
         Ownership: **borrows** for the duration of the call; maps provider memory
         when the provider can.
         """
+        if not callable(fn):
+            raise ValidationError(
+                "Tensor.with_host_read",
+                f"fn must be a callable taking the array, got {type(fn).__name__}",
+                kind="INVALID_ARGUMENT",
+            )
         return fn(self._read_flat("Tensor.with_host_read", mapped=True))
 
     def to_numpy(self, copy: bool = False) -> np.ndarray[Any, Any]:
@@ -323,6 +339,7 @@ class Tensor(ArrayMethods, NotCopyable):
         Ownership: **borrows** (read-only, zero copy) by default; ``copy=True`` is a
         named copy into a new writable array.
         """
+        check_copy_flag("Tensor.to_numpy", copy)
         if copy:
             flat = self._copy_flat("Tensor.to_numpy(copy=True)")
             return flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
@@ -331,22 +348,39 @@ class Tensor(ArrayMethods, NotCopyable):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         op = "Tensor.__array__"
         self._live(op)
+        check_copy_flag(op, copy, allow_none=True)
         # Decide (and raise) before borrowing: a traceback would keep the alias alive.
-        convert = dtype is not None and np.dtype(dtype) != self._dtype.numpy
+        if dtype is not None:
+            dtype = as_numpy_dtype(dtype, op)
+        convert = dtype is not None and dtype != self._dtype.numpy
         if convert and copy is False:
             raise ValidationError(
                 op,
-                f"converting {self._dtype.name} to {np.dtype(dtype)} needs a copy but "
+                f"converting {self._dtype.name} to {dtype} needs a copy but "
                 "copy=False was given; pass copy=None or convert with the engine",
                 kind="COPY_REQUIRED",
             )
         if convert:
-            nbytes = shape_size(self._shape) * np.dtype(dtype).itemsize
-            record_copy(f"{op}(dtype={np.dtype(dtype)})", nbytes)
-            return self._read_array(op).astype(dtype, order="F")
+            nbytes = shape_size(self._shape) * dtype.itemsize
+            cop = f"{op}(dtype={dtype})"
+            # Counted once made: a cast numpy refuses copies nothing.
+            check_copy(cop, nbytes)
+            try:
+                converted = self._read_array(op).astype(dtype, order="F")
+            except (TypeError, ValueError) as exc:
+                raise DTypeError(
+                    op,
+                    f"numpy cannot convert {self._dtype.name} to {dtype} ({exc}); convert "
+                    "with the engine (eng.convert / eng.cast) instead",
+                    kind="UNSUPPORTED_DTYPE",
+                    dtype=dtype,
+                ) from None
+            except ALLOCATION_FAILURES as exc:
+                raise out_of_memory(op, shape_size(self._shape), dtype, exc) from None
+            count_copy(nbytes)
+            return converted
         if copy:
-            record_copy(f"{op}(copy=True)", self.nbytes)
-            return np.array(self._read_array(op), order="F", copy=True)
+            return self._copy_flat(f"{op}(copy=True)").reshape(self._shape, order="F")
         return self._read_array(op)
 
     def __dlpack__(
@@ -645,14 +679,17 @@ def _is_array_like(data: Any) -> bool:
 
 def _build_from_sequence(
     op: str, data: Any, want: DType | None, count_copy: bool = True
-) -> np.ndarray[Any, Any]:
+) -> tuple[np.ndarray[Any, Any], int]:
     """A new array from a Python sequence (a build) or an array-like (a named copy).
 
     Building from numbers is not a copy: no buffer existed. Copying the buffer of
     an array-like (``array.array``, a memoryview, another library's tensor) is a
-    physical copy, recorded as ``"<op>(array-like)"`` unless the caller records
-    its own (``count_copy=False``).
+    physical copy, checked here as ``"<op>(array-like)"`` (refused inside
+    `forbid_copies`) unless the caller records its own (``count_copy=False``).
+    Returns the array and the bytes of that copy, which the caller counts
+    (`count_copy`) once its whole call succeeded: a refused call counts nothing.
     """
+    copied = 0
     if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
         raise ValidationError(
             op,
@@ -663,9 +700,17 @@ def _build_from_sequence(
         if count_copy and _is_array_like(data):
             src = np.asarray(data)
             itemsize = want.itemsize if want is not None else src.dtype.itemsize
-            record_copy(f"{op}(array-like)", src.size * itemsize)
+            copied = src.size * itemsize
+            check_copy(f"{op}(array-like)", copied)
             data = src
-        arr = np.array(data, dtype=want.numpy if want is not None else None)
+        arr = np.array(data)
+        if want is not None and arr.dtype != want.numpy:
+            if arr.dtype.kind in "bfc" or (arr.dtype.kind in "iu" and want.numpy.kind not in "iu"):
+                arr = _cast_exactly(op, arr, want)
+            else:  # ints into ints (or beyond int64): numpy range-checks Python ints
+                arr = np.array(data, dtype=want.numpy)
+    except ValidationError:
+        raise  # a lossy value, named by _cast_exactly (a ValidationError is a ValueError)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValidationError(
             op,
@@ -680,15 +725,50 @@ def _build_from_sequence(
             "complex numbers",
             kind="INVALID_DATA",
         )
-    return arr
+    return arr, copied
 
 
-def _col_major_copy(shape: Shape, dt: DType, src: np.ndarray[Any, Any]) -> Tensor:
+def _cast_exactly(op: str, arr: np.ndarray[Any, Any], want: DType) -> np.ndarray[Any, Any]:
+    """``arr`` cast to ``want``, refusing (as `CpuEngine.convert` does) any value it changes.
+
+    Float-to-float rounding is allowed; overflow, a dropped imaginary part, a
+    truncated fraction or an out-of-range integer are LOSSY_CONVERSION.
+    """
+    target = want.numpy
+    src = arr
+    bad = np.zeros(arr.shape, dtype=bool)
+    if src.dtype.kind == "c" and target.kind != "c":
+        bad |= src.imag != 0
+        src = src.real
+    with np.errstate(all="ignore"):
+        out = src.astype(target)
+        if src.dtype.kind in "fc" and target.kind in "fc":
+            bad |= np.isfinite(src) & ~np.isfinite(out)
+        else:
+            # A round trip that gives the value back lost nothing (NaN never does).
+            bad |= out.astype(src.dtype) != src
+    if bad.any():
+        pos = int(np.argmax(bad))
+        raise ValidationError(
+            op,
+            f"element {pos} ({arr[pos].item()!r}) cannot be held exactly by dtype "
+            f"{want.name}; pass values of that dtype, or build without dtype= and use "
+            "eng.cast for an explicitly lossy conversion",
+            kind="LOSSY_CONVERSION",
+            index=pos,
+            dtype=want,
+        )
+    return out
+
+
+def _col_major_copy(
+    shape: Shape, dt: DType, src: np.ndarray[Any, Any], op: str = "Tensor (copy)"
+) -> Tensor:
     """A new host tensor with ``src``'s elements (of shape ``shape``) laid out column-major.
 
     The caller has recorded the copy (`record_copy`) under its own name.
     """
-    flat = np.empty(shape_size(shape), dtype=dt.numpy)
+    flat = host_empty(op, shape_size(shape), dt.numpy)
     flat.reshape(shape, order="F")[...] = src
     return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
 
@@ -725,6 +805,7 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
     a named copy (counted) and leaves ``arr`` untouched.
     """
     op = "tenferro.from_numpy"
+    check_copy_flag(op, copy)
     if not isinstance(arr, np.ndarray):
         if not copy:
             raise ValidationError(
@@ -733,12 +814,14 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
                 "build a tensor from it (a named copy)",
                 kind="INVALID_DATA",
             )
-        arr = _build_from_sequence(op, arr, None, count_copy=False)
+        arr, _ = _build_from_sequence(op, arr, None, count_copy=False)
     dt = dtype_of_array(arr, op)
     shape = tuple(int(d) for d in arr.shape)
     if copy:
-        record_copy("tenferro.from_numpy(copy=True)", arr.nbytes)
-        return _col_major_copy(shape, dt, arr)
+        check_copy(op, arr.nbytes)
+        t = _col_major_copy(shape, dt, arr, op)
+        count_copy(arr.nbytes)  # once made: a failed allocation copies nothing
+        return t
     if not arr.flags.f_contiguous:
         raise ValidationError(
             op,

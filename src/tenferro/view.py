@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _array_methods, _services
 from ._array_methods import ArrayMethods
-from .copies import record_copy
+from .alloc import host_empty
+from .copies import NotCopyable, check_copy, count_copy
 from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
 from .errors import DTypeError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
@@ -37,7 +38,7 @@ __all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal", "ufunc_on_borrows"
 Shape = tuple[int, ...]
 
 
-class _ViewBase(ArrayMethods):
+class _ViewBase(ArrayMethods, NotCopyable):
     __slots__ = ("_dtype", "_offset", "_shape", "_source", "_strides")
 
     _dtype: DType
@@ -178,7 +179,9 @@ class _ViewBase(ArrayMethods):
                 length = len(range(start, stop, step))
                 offset += start * stride if length else 0
                 shape.append(length)
-                strides.append(stride * step)
+                # An axis of one element (or none) never steps: keeping its stride stops
+                # a huge step (2**63) from making a stride numpy cannot represent.
+                strides.append(stride * step if length > 1 else stride)
                 continue
             if isinstance(item, bool):
                 raise ValidationError(
@@ -312,11 +315,14 @@ class _ViewBase(ArrayMethods):
         return self._materialise(f"{self._kind}.to_col_major")
 
     def _materialise(self, op: str) -> Tensor:
-        # Recorded (or refused) before the source array exists: see Tensor._copy_flat.
-        record_copy(op, self.size * self._dtype.itemsize)
-        flat = np.empty(self.size, dtype=self._dtype.numpy)
+        # Refused (forbid_copies) before the source array exists, as in
+        # Tensor._copy_flat; counted only once made, so a failed read counts nothing.
+        nbytes = self.size * self._dtype.itemsize
+        check_copy(op, nbytes)
+        flat = host_empty(op, self.size, self._dtype.numpy)
         dst = flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
         np.copyto(dst, self._strided(op))
+        count_copy(nbytes)
         # `Tensor` sits above the views (it imports them): it registers its constructor.
         return _services.host_tensor(self._shape, self._dtype, HostBuffer(flat, flat))
 

@@ -10,7 +10,10 @@ import pytest
 
 import tenferro as tfr
 
-ENGINE_DOC = (Path(__file__).resolve().parents[2] / "docs" / "engine.md").read_text()
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+#: The user guides that document engine operations (engine.md; linalg.md for the
+#: linear-algebra family).
+ENGINE_DOC = "\n".join((DOCS / name).read_text() for name in ("engine.md", "linalg.md"))
 PLUMBING = ("run", "run_staged", "wrap", "output", "fresh", "give_back", "pool")
 
 
@@ -24,8 +27,10 @@ def test_output_plumbing_is_not_public(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", _public(tfr.CpuEngine))
-def test_every_public_attribute_is_documented_in_engine_md(name: str) -> None:
-    assert re.search(rf"\b{name}\b", ENGINE_DOC), f"CpuEngine.{name} is not in docs/engine.md"
+def test_every_public_attribute_is_documented_in_the_engine_guides(name: str) -> None:
+    assert re.search(rf"\b{name}\b", ENGINE_DOC), (
+        f"CpuEngine.{name} is in neither docs/engine.md nor docs/linalg.md"
+    )
 
 
 def test_typed_operation_module_runs() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tenferro as tfr
-from tenferro.engine import _base, contraction
+from tenferro.engine import _base, contraction, fusion, reduction, structural
 from tenferro.storage import host
 from tenferro.tensor import Tensor
 
@@ -100,7 +100,7 @@ def test_as_view_mut_is_refused_while_an_engine_op_reads_the_tensor(
     eng: tfr.CpuEngine, held_run: Gate
 ) -> None:
     a = t_([1.0, 2.0])
-    with in_flight(held_run, lambda: eng.exp(a)):
+    with in_flight(held_run, lambda: eng.pow(a, 2.0)):  # pow: the general path
         refused_in_use(a.as_view_mut)
     with a.as_view_mut():
         pass
@@ -113,13 +113,13 @@ def test_out_is_refused_while_an_engine_op_reads_the_tensor(
     run = _base.EngineBase._run
 
     def waiting_run(self: Any, op: str, *args: Any, **kwargs: Any) -> Any:
-        if op == "CpuEngine.exp":  # only the reader waits
+        if op == "CpuEngine.pow":  # only the reader waits
             gate.hold()
         return run(self, op, *args, **kwargs)
 
     monkeypatch.setattr(_base.EngineBase, "_run", waiting_run)
     a = t_([1.0, 2.0])
-    with in_flight(gate, lambda: eng.exp(a)):
+    with in_flight(gate, lambda: eng.pow(a, 2.0)):
         refused_in_use(lambda: eng.neg(t_([3.0, 4.0]), out=a))
     eng.neg(t_([3.0, 4.0]), out=a)
     assert a.to_numpy().tolist() == [-3.0, -4.0]
@@ -129,7 +129,7 @@ def test_into_vec_col_major_is_refused_while_an_engine_op_reads_the_tensor(
     eng: tfr.CpuEngine, held_run: Gate
 ) -> None:
     a = t_([1.0, 2.0])
-    with in_flight(held_run, lambda: eng.reduce_sum(a)):
+    with in_flight(held_run, lambda: eng.reduce_sum(a, (0,))):  # axes: the general path
         refused_in_use(a.into_vec_col_major)
         assert not a.is_moved
     _, vec = a.into_vec_col_major()
@@ -140,7 +140,7 @@ def test_reclaim_buffer_is_refused_while_an_engine_op_reads_the_tensor(
     eng: tfr.CpuEngine, held_run: Gate
 ) -> None:
     a = eng.add(t_([1.0, 2.0]), 1.0)  # a pooled output: reclaimable
-    with in_flight(held_run, lambda: eng.transpose(a, (0,))) as result:
+    with in_flight(held_run, lambda: eng.reshape(a, (2,))) as result:
         refused_in_use(lambda: eng.reclaim_buffer(a))
         assert not a.is_moved
     assert result[0].to_numpy().tolist() == [2.0, 3.0]  # read whole, undisturbed
@@ -160,7 +160,8 @@ READS: dict[str, Callable[[tfr.CpuEngine, Tensor], Any]] = {
     "matmul": lambda e, a: e.matmul(a.as_view().transpose_view((1, 0)), a),  # a view
     "dot_general": lambda e, a: e.dot_general(a, a, contracting=((1,), (1,))),
     "einsum": lambda e, a: e.einsum("ij,kj->ik", a, a),
-    "evaluate": lambda e, a: e.evaluate("exp(a) * 2", a=a),
+    # A view operand: the general path (plain small operands take the hot path).
+    "evaluate": lambda e, a: e.evaluate("exp(a) * b", a=a, b=a.as_view()),
 }
 
 
@@ -218,6 +219,76 @@ def test_the_scalar_hot_path_pins_its_tensor(eng: tfr.CpuEngine) -> None:
     ):
         refused_in_use(a.map_write)
     assert result[0].to_numpy().tolist() == [2.0, 4.0]
+    assert not host.reading
+
+
+def test_the_unary_hot_path_pins_its_tensor(eng: tfr.CpuEngine) -> None:
+    gate = Gate()
+    a = t_([1.0, 4.0])
+    with (
+        waiting_closure(tfr.CpuEngine.sqrt, "ufunc", gate),
+        in_flight(gate, lambda: eng.sqrt(a)) as result,
+    ):
+        refused_in_use(a.map_write)
+    assert result[0].to_numpy().tolist() == [1.0, 2.0]
+    assert not host.reading
+
+
+def test_the_full_reduction_hot_path_pins_its_tensor(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+
+    class WaitingAdd:
+        @staticmethod
+        def reduce(x: Any) -> Any:
+            gate.hold()
+            return np.add.reduce(x)
+
+    monkeypatch.setitem(reduction._UFUNC, "reduce_sum", WaitingAdd)
+    a = t_([1.0, 2.0])
+    with in_flight(gate, lambda: eng.reduce_sum(a)) as result:
+        refused_in_use(a.map_write)
+    assert result[0].to_numpy() == 3.0
+    assert not host.reading
+
+
+def test_the_transpose_hot_path_pins_its_tensor(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    copy = structural.copy_strided
+
+    def waiting_copy(*args: Any) -> Any:
+        gate.hold()
+        return copy(*args)
+
+    monkeypatch.setattr(structural, "copy_strided", waiting_copy)
+    side = 512  # large enough for the blocked copy (smaller copies are inlined)
+    x = np.arange(float(side * side)).reshape(side, side)
+    a = tfr.from_numpy(np.asfortranarray(x))
+    with in_flight(gate, lambda: eng.transpose(a, (1, 0))) as result:
+        refused_in_use(a.map_write)
+    np.testing.assert_array_equal(result[0].to_numpy(), x.T)
+    assert not host.reading
+
+
+def test_the_small_evaluate_hot_path_pins_its_operands(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    run = fusion._exec
+
+    def waiting_exec(*args: Any) -> Any:
+        gate.hold()
+        return run(*args)
+
+    monkeypatch.setattr(fusion, "_exec", waiting_exec)
+    a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
+    with in_flight(gate, lambda: eng.evaluate("a * b + 1", a=a, b=b)) as result:
+        refused_in_use(a.map_write)
+        refused_in_use(b.map_write)
+    assert result[0].to_numpy().tolist() == [4.0, 9.0]
     assert not host.reading
 
 

@@ -6,10 +6,19 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tenferro as tfr
 from tenferro.engine import BufferPool, BufferPoolCacheStats, BufferPoolStats
-from tenferro.engine.pool import DEFAULT_LIMIT_BYTES, ENV_LIMIT
+from tenferro.engine.pool import (
+    CEILING_LIMIT_BYTES,
+    DEFAULT_LIMIT_BYTES,
+    ENV_LIMIT,
+    FLOOR_LIMIT_BYTES,
+    default_limit_bytes,
+    machine_memory_bytes,
+)
 
 F64 = np.dtype(np.float64)
 F32 = np.dtype(np.float32)
@@ -51,7 +60,50 @@ def test_a_request_larger_than_every_retained_buffer_allocates_a_new_one() -> No
     got = pool.acquire(F64, 11)
     assert got.ctypes.data != small and len(got) == 11
     assert pool.cache_stats().misses == 1
-    assert pool.stats().buffers == 1
+
+
+def test_a_miss_drops_retained_buffers_beyond_the_live_peak() -> None:
+    # The footprint budget: the program's live peak was the 10-element buffer
+    # (80 bytes); holding it next to the new 11-element output would exceed that
+    # peak by more than 1/16, so the miss drops it.
+    pool = BufferPool(MIB)
+    filled(pool, 10)
+    pool.acquire(F64, 11)
+    assert pool.stats() == BufferPoolStats(0, 0)
+    assert pool.cache_stats().evictions == 1
+
+
+def test_buffers_within_the_live_peak_survive_a_miss() -> None:
+    pool = BufferPool(MIB)
+    held = [pool.acquire(F64, 1000), pool.acquire(F64, 10)]  # live peak 8080 bytes
+    pool.recycle(held.pop(), 0)
+    pool.recycle(held.pop(), 0)  # 8080 retained, nothing live
+    pool.acquire(F64, 20)  # a miss: 160 live + 8080 retained is within 8080 * 17 / 16
+    assert pool.stats() == BufferPoolStats(2, 8080)
+    pool.acquire(F64, 600)  # 4960 live + 8080 retained is not: the largest goes
+    assert pool.stats() == BufferPoolStats(1, 80)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.booleans(), st.integers(1, 5000)), min_size=1, max_size=80),
+)
+def test_live_plus_retained_never_exceeds_the_live_peak_by_more_than_a_16th(
+    steps: list[tuple[bool, int]],
+) -> None:
+    pool = BufferPool(100 * MIB)
+    held: list[np.ndarray] = []
+    live_peak = 0
+    for take, n in steps:
+        if take or not held:
+            held.append(pool.acquire(F64, n))
+        else:
+            pool.recycle(held.pop(n % len(held)), 0)
+        live = sum(h.nbytes for h in held)
+        live_peak = max(live_peak, live)
+        pool.drain_lane()
+        # 8 bytes: a buffer's capacity rounds the budget to whole elements.
+        assert live + pool._bytes <= live_peak + live_peak // 16 + 8 or pool._bytes == 0
 
 
 def test_buffers_of_equal_capacity_come_back_newest_first() -> None:
@@ -61,12 +113,87 @@ def test_buffers_of_equal_capacity_come_back_newest_first() -> None:
     assert pool.acquire(F64, 64).ctypes.data == first
 
 
+def test_best_fit_never_hands_out_more_than_twice_the_request() -> None:
+    pool = BufferPool(MIB)
+    held = [pool.acquire(F64, 301) for _ in range(3)]  # a live peak of 3 x 2408 bytes
+    pool.recycle(held.pop(), 0)
+    pool.recycle(held.pop(), 0)
+    got = pool.acquire(F64, 150)  # 301 > 2 * 150: a miss, not a retained 301
+    assert len(got) == 150
+    assert len(pool.acquire(F64, 151)) == 301  # 301 <= 302: a hit
+    assert pool.cache_stats().misses == 4
+
+
+def test_a_rank0_result_does_not_strand_a_large_buffer() -> None:
+    # The issue-12 case: a sum's one-element output took the pooled 64 MiB buffer,
+    # and the next 64 MiB request missed.
+    pool = BufferPool(256 * MIB)
+    n = 64 * MIB // 8
+    (addr,) = filled(pool, n)
+    scalar = pool.acquire(F64, 1)
+    assert len(scalar) == 1
+    assert pool.acquire(F64, n).ctypes.data == addr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    retained=st.lists(st.integers(1, 4000), max_size=12),
+    request=st.integers(1, 4000),
+)
+def test_every_hit_fits_within_twice_the_request(retained: list[int], request: int) -> None:
+    pool = BufferPool(MIB)
+    filled(pool, *retained)
+    got = pool.acquire(F64, request)
+    fitting = [r for r in retained if request <= r <= 2 * request]
+    if fitting:
+        assert len(got) == min(fitting)
+    else:
+        assert len(got) == request and pool.cache_stats().misses == 1
+
+
+def _held_bytes(pool: BufferPool) -> int:
+    """Shelves plus the return lane, read without draining the lane."""
+    return pool._bytes + sum(a.nbytes for a in list(pool._lane))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    limit=st.sampled_from([MIB, 3 * MIB, 100 * MIB]),
+    steps=st.lists(
+        st.tuples(st.booleans(), st.integers(1, 300_000), st.sampled_from([F64, F32])),
+        max_size=60,
+    ),
+)
+def test_shelves_and_lane_together_never_exceed_the_cap(
+    limit: int, steps: list[tuple[bool, int, np.dtype]]
+) -> None:
+    pool = BufferPool(limit)
+    held: list[np.ndarray] = []
+    for take, n, dtype in steps:
+        if take or not held:
+            held.append(pool.acquire(dtype, n))
+        else:
+            pool.recycle(held.pop(n % len(held)), 0)
+        assert _held_bytes(pool) <= limit
+
+
+def test_a_full_lane_plus_full_shelves_stay_within_the_cap() -> None:
+    pool = BufferPool(MIB)  # lane buffers up to 4 KiB
+    filled(pool, *[(MIB - 9 * 4096) // 8])  # the shelves at their share exactly
+    filled(pool, *[4096 // 8] * 8)  # eight lane-sized buffers wait in the lane
+    assert len(pool._lane) == 8
+    assert _held_bytes(pool) <= MIB
+
+
 def test_shelves_are_separate_per_dtype() -> None:
     pool = BufferPool(MIB)
-    filled(pool, 100, dtype=F32)
-    got = pool.acquire(F64, 100)
-    assert got.dtype == F64
-    assert pool.stats() == BufferPoolStats(1, 400)
+    held = [pool.acquire(F64, 10_000), pool.acquire(F32, 100)]  # a live peak of 80400
+    f32 = held[1].ctypes.data
+    while held:
+        pool.recycle(held.pop(), 0)
+    got = pool.acquire(F64, 100)  # an F64 request never takes the F32 buffer
+    assert got.dtype == F64 and got.ctypes.data != f32
+    assert pool.stats() == BufferPoolStats(2, 80_400)
 
 
 def test_a_zero_size_request_never_touches_the_pool() -> None:
@@ -89,9 +216,41 @@ def test_an_aliased_buffer_is_refused_and_counted() -> None:
     assert pool.cache_stats().refused_aliased == 1
 
 
-def test_the_default_cap_is_100_mib(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_cap_is_the_machine_share(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_LIMIT, raising=False)
-    assert BufferPool().limit_bytes == DEFAULT_LIMIT_BYTES == 100 * MIB
+    assert BufferPool().limit_bytes == DEFAULT_LIMIT_BYTES
+    assert default_limit_bytes(machine_memory_bytes()) == DEFAULT_LIMIT_BYTES
+
+
+def test_the_default_cap_is_a_32nd_of_memory_between_100_mib_and_4_gib() -> None:
+    gib = 2**30
+    assert default_limit_bytes(24 * gib) == 768 * MIB
+    assert default_limit_bytes(gib) == FLOOR_LIMIT_BYTES == 100 * MIB
+    assert default_limit_bytes(1024 * gib) == CEILING_LIMIT_BYTES == 4 * gib
+    assert default_limit_bytes(None) == 100 * MIB
+
+
+@pytest.mark.parametrize("memory_gib", [12, 16, 64])
+def test_the_default_cap_keeps_a_256_mib_output_on_machines_above_8_gib(
+    memory_gib: int,
+) -> None:
+    # The large-output policy: a loop over 256 MiB outputs is served from the pool.
+    # np.empty touches no page, so this costs no memory.
+    pool = BufferPool(default_limit_bytes(memory_gib * 2**30))
+    big = np.empty(256 * MIB // 8)
+    addr = big.ctypes.data
+    pool.recycle(big, 0)
+    del big
+    assert pool.stats() == BufferPoolStats(1, 256 * MIB)
+    assert pool.acquire(F64, 256 * MIB // 8).ctypes.data == addr
+    assert pool.cache_stats().hits == 1
+
+
+def test_two_256_mib_outputs_stay_pooled_from_24_gib() -> None:
+    pool = BufferPool(default_limit_bytes(24 * 2**30))
+    pool.recycle(np.empty(256 * MIB // 8), 0)
+    pool.recycle(np.empty(256 * MIB // 8), 0)
+    assert pool.stats() == BufferPoolStats(2, 512 * MIB)
 
 
 def test_the_environment_sets_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,7 +399,8 @@ def test_concurrent_threads_never_get_the_same_buffer_twice() -> None:
     assert errors == []
     stats = pool.cache_stats()
     assert stats.hits + stats.misses == 4 * 300 * 3
-    assert pool.stats().buffers == stats.misses
+    # Every buffer allocated is retained at the end unless a miss dropped it.
+    assert pool.stats().buffers == stats.misses - stats.evictions
 
 
 def test_small_releases_wait_in_the_lane_but_stats_always_see_them() -> None:
@@ -287,3 +447,20 @@ def test_buffers_above_the_lane_size_are_retained_at_once() -> None:
     pool.recycle(np.empty((2 * MIB) // 8), 0)
     assert len(pool._lane) == 0
     assert pool._bytes == 2 * MIB
+
+
+def test_a_miss_that_drops_a_mebibyte_hands_free_memory_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.engine import pool as pool_module
+
+    trims: list[int] = []
+    monkeypatch.setattr(pool_module, "_trim", lambda: trims.append(1))
+    pool = BufferPool(100 * MIB)
+    held = pool.acquire(F64, MIB // 4)  # a 2 MiB live peak
+    pool.recycle(held, 0)
+    del held
+    pool.acquire(F64, 10)  # within the budget: nothing dropped, nothing trimmed
+    assert trims == []
+    pool.acquire(F64, MIB // 8 - 64)  # too small for it; ~1 MiB live + 2 MiB > the budget
+    assert pool.stats().buffers == 0 and trims == [1]

@@ -246,3 +246,12 @@ def test_views_are_accepted_by_every_function() -> None:
         values(v @ v), np.array([[1.0, 3.0], [2.0, 4.0]]) @ [[1.0, 3.0], [2.0, 4.0]]
     )
     assert float(tfr.sum(v)) == 10.0
+
+
+def test_comparison_with_a_non_array_falls_back_to_identity() -> None:
+    x = tfr.asarray([1.0, 2.0])
+    f = len
+    assert (x == f) is False
+    assert (x != None) is True  # noqa: E711
+    assert x in [f, x]
+    assert x not in [f, None]

@@ -479,3 +479,80 @@ def test_engine_bad_input_raises_typed_error_and_changes_nothing(case: Case) -> 
 @pytest.mark.parametrize("case", GROUP_AND_DOMAIN_CASES, ids=lambda c: c.name)
 def test_group_and_domain_bad_input_raises_typed_error_and_changes_nothing(case: Case) -> None:
     _check(case)
+
+
+# Issue 8: inputs that raised raw Python exceptions (TypeError, OverflowError,
+# SyntaxError, RecursionError, MemoryError) before they were typed.
+def _pickle_view(w: World) -> Any:
+    import pickle
+
+    return pickle.dumps(w.t.as_view())
+
+
+TYPED_FAILURE_CASES = [
+    Case(
+        "Fraction scalar with a wrong out=",
+        lambda w: ENG.mul(w.t, __import__("fractions").Fraction(1, 3), out=w.m),
+        tfr.ValidationError,
+        "CpuEngine.mul",
+    ),
+    Case(
+        "threads beyond numexpr's cap",
+        lambda w: tfr.CpuEngine(threads=2**62),
+        tfr.ValidationError,
+        "CpuEngine",
+    ),
+    Case(
+        "dtype string numpy parses as an int literal",
+        lambda w: tfr.Tensor.from_vec_col_major((2,), [1.0, 2.0], dtype="09"),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "dtype string numpy parses as a broken tuple",
+        lambda w: tfr.Tensor.from_vec_col_major((2,), [1.0, 2.0], dtype="(o,K"),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "__array__ with a dtype that is not one",
+        lambda w: w.t.__array__(dtype="09"),
+        tfr.ValidationError,
+        "Tensor.__array__",
+    ),
+    Case(
+        "building floats into an int dtype loses the fraction",
+        lambda w: tfr.Tensor.from_vec_col_major((2,), [1.5, 2.0], dtype="int64"),
+        tfr.ValidationError,
+        "Tensor.from_vec_col_major",
+    ),
+    Case(
+        "evaluate a constant power beyond any float",
+        lambda w: ENG.evaluate("t + 2 ** (10 ** 400)", t=w.t),
+        tfr.ValidationError,
+        "CpuEngine.evaluate",
+    ),
+    Case(
+        "evaluate a 5000-deep expression",
+        lambda w: ENG.evaluate("-" * 5000 + "t", t=w.t),
+        tfr.ValidationError,
+        "CpuEngine.evaluate",
+    ),
+    Case(
+        "pickle a view",
+        _pickle_view,
+        tfr.BorrowError,
+        "TensorView.__reduce__",
+    ),
+    Case(
+        "output larger than memory",
+        lambda w: ENG.broadcast_in_dim(w.t, (2, 3, 2**56), (0, 1)),
+        tfr.OutOfMemoryError,
+        "BufferPool.acquire",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", TYPED_FAILURE_CASES, ids=lambda c: c.name)
+def test_formerly_raw_failures_raise_typed_errors_and_change_nothing(case: Case) -> None:
+    _check(case)

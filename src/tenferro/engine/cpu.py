@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from .contraction import ContractionOps
 from .elementwise import ElementwiseOps
 from .fusion import FusionOps
+from .linalg import LinalgOps
 from .pool import BufferPool, BufferPoolCacheStats, BufferPoolStats, check_limit
 from .reduction import ReductionOps
 from .structural import StructuralOps
@@ -98,6 +99,21 @@ def _check_threads(threads: Any) -> int | None:
             kind="INVALID_THREADS",
             threads=threads,
         )
+    import numexpr
+
+    # Refused, not clamped: above numexpr's cap (NUMEXPR_MAX_THREADS) numexpr keeps its
+    # old count while BLAS clamps, so applied_threads() would report a count that no
+    # library runs. Checked before anything is applied: a refusal changes nothing.
+    limit = int(numexpr.MAX_THREADS)
+    if threads > limit:
+        raise ValidationError(
+            "CpuEngine",
+            f"threads={threads} exceeds the {limit} threads numexpr can run "
+            "(NUMEXPR_MAX_THREADS); pass at most that, or None to leave the libraries alone",
+            kind="INVALID_THREADS",
+            threads=threads,
+            limit=limit,
+        )
     return threads
 
 
@@ -126,14 +142,18 @@ def default_engine() -> CpuEngine:
 
 
 # ---------------------------------------------------------------------- the engine
-class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, FusionOps):
+class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, FusionOps, LinalgOps):
     """The CPU engine: numpy/BLAS kernels writing into pooled, uninitialised outputs.
 
     ``threads``: BLAS and numexpr thread count (and the fused evaluator's workers),
     applied when the engine is created or entered with ``with eng:`` (never per
-    operation); ``None`` leaves the libraries as they are. ``buffer_limit_bytes``:
+    operation); ``None`` leaves the libraries as they are. A count above numexpr's
+    cap (``NUMEXPR_MAX_THREADS``, 64 by default) is refused with `ValidationError`
+    (kind INVALID_THREADS) rather than half-applied; a BLAS built with a lower cap
+    may still run fewer (``threadpoolctl.threadpool_info()`` shows what it runs).
+    ``buffer_limit_bytes``:
     the pool's byte cap (default: ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` or
-    100 MiB). ``allocation_domain``: an object with ``id()`` and
+    1/32 of physical memory in [100 MiB, 4 GiB]). ``allocation_domain``: an object with ``id()`` and
     ``allocate(dtype, shape)`` (a `SharedTensorAllocationDomain`):
     `to_contiguous` of a tensor living in that domain copies it within the
     domain (a new allocation there); every other output still comes from the

@@ -45,6 +45,8 @@ _ALL = frozenset(DType)
 # Tuples for the hot path: `in` on a tuple compares enum members by identity.
 _NUMERIC_T = tuple(d for d in DType if d is not DType.BOOL)
 _FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
+# abs keeps the dtype only for real inputs (a complex input gives its real dtype).
+_REAL_NUM_T = (DType.F64, DType.F32, DType.I64, DType.I32)
 
 _np_fdiv = np.floor_divide
 
@@ -150,6 +152,18 @@ class _BinaryMethod(Protocol):
     def __get__(self, obj: object, owner: type | None = None) -> _BinaryOp: ...
 
 
+class _UnaryOp(Protocol):
+    """The signature a type checker sees for ``eng.neg`` and the other unary operations."""
+
+    def __call__(self, a: Any, out: Tensor | None = None) -> Tensor: ...
+
+
+class _UnaryMethod(Protocol):
+    """A function stored on the class: looked up on an engine, it binds like a method."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> _UnaryOp: ...
+
+
 def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMethod:
     """A binary method with the hot path inlined: two plain host tensors, no out=.
 
@@ -231,6 +245,61 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
     method.__doc__ = doc
     # A plain function (it binds as a method); the cast only names its signature.
     return cast(_BinaryMethod, method)
+
+
+def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMethod:
+    """A unary method with the hot path inlined: one plain host tensor, no out=.
+
+    The same hot path as `_binary_method` (pin, then check for a writer; read
+    ``HostBuffer.flat`` directly; take the output from the pool; one ufunc call)
+    for the dtypes in ``fast``, whose result dtype is the input's. Anything else
+    (views, ``out=``, group storage, other dtypes, a borrowed operand, errors)
+    goes through `ElementwiseOps._unary`.
+    """
+    ufunc = spec.ufunc
+
+    def method(self: ElementwiseOps, a: Any, out: Tensor | None = None) -> Tensor:
+        if out is None and a.__class__ is Tensor:
+            sa = a._st
+            dt = a._dtype
+            if sa.__class__ is HostBuffer and dt in fast:
+                # Pin, THEN check for a writer (see HostBuffer.pin).
+                _reading.append(sa)
+                try:
+                    if sa.exclusive is None:
+                        fa = sa.flat
+                        n = len(fa)
+                        owner = self._pool.acquire(fa.dtype, n)
+                        flat = owner if len(owner) == n else owner[:n]
+                        try:
+                            # The input holds exactly n elements (plain host INVARIANT)
+                            # and the result has its dtype: the ufunc writes all of flat.
+                            ufunc(fa, flat)
+                        except BaseException:
+                            # Dropped, never pooled: the traceback keeps this frame's
+                            # writable `owner` (EngineBase._run).
+                            del flat, owner
+                            raise
+                        t: Tensor = _new(Tensor)
+                        t._shape = a._shape
+                        t._dtype = dt
+                        t._st = HostBuffer(owner, flat, self._recycler)
+                        t._moved = None
+                        return t
+                except BaseException:
+                    # The traceback keeps this frame's `fa`, the operand's internal
+                    # array: never pool the operand's buffer (Reads.__exit__).
+                    sa.recycler = None
+                    raise
+                finally:
+                    _reading.remove(sa)
+        return self._unary(spec, a, out)
+
+    method.__name__ = spec.name
+    method.__qualname__ = f"CpuEngine.{spec.name}"
+    method.__doc__ = doc
+    # A plain function (it binds as a method); the cast only names its signature.
+    return cast(_UnaryMethod, method)
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -404,37 +473,27 @@ class ElementwiseOps(EngineBase):
         return self._binary(_GE, a, b, out)
 
     # -- unary -----------------------------------------------------------------------------
-    def neg(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """``-a`` elementwise."""
-        return self._unary(_NEG, a, out)
+    neg = _unary_method(_NEG, _NUMERIC_T, "``-a`` elementwise.")
 
-    def abs(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """``|a|`` elementwise; a complex tensor gives its real dtype (C64 -> F64)."""
-        return self._unary(_ABS, a, out)
+    abs = _unary_method(
+        _ABS,
+        _REAL_NUM_T,
+        "``|a|`` elementwise; a complex tensor gives its real dtype (C64 -> F64).",
+    )
 
-    def exp(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """``exp(a)`` elementwise (float and complex dtypes)."""
-        return self._unary(_EXP, a, out)
+    exp = _unary_method(_EXP, _FLOATING_T, "``exp(a)`` elementwise (float and complex dtypes).")
 
-    def log(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """Natural logarithm elementwise (float and complex dtypes)."""
-        return self._unary(_LOG, a, out)
+    log = _unary_method(
+        _LOG, _FLOATING_T, "Natural logarithm elementwise (float and complex dtypes)."
+    )
 
-    def sin(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """``sin(a)`` elementwise (float and complex dtypes)."""
-        return self._unary(_SIN, a, out)
+    sin = _unary_method(_SIN, _FLOATING_T, "``sin(a)`` elementwise (float and complex dtypes).")
 
-    def cos(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """``cos(a)`` elementwise (float and complex dtypes)."""
-        return self._unary(_COS, a, out)
+    cos = _unary_method(_COS, _FLOATING_T, "``cos(a)`` elementwise (float and complex dtypes).")
 
-    def tanh(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """``tanh(a)`` elementwise (float and complex dtypes)."""
-        return self._unary(_TANH, a, out)
+    tanh = _unary_method(_TANH, _FLOATING_T, "``tanh(a)`` elementwise (float and complex dtypes).")
 
-    def sqrt(self, a: Any, out: Tensor | None = None) -> Tensor:
-        """Square root elementwise (float and complex dtypes)."""
-        return self._unary(_SQRT, a, out)
+    sqrt = _unary_method(_SQRT, _FLOATING_T, "Square root elementwise (float and complex dtypes).")
 
     # -- selection -------------------------------------------------------------------------
     def where(self, cond: Any, x: Any, y: Any, out: Tensor | None = None) -> Tensor:

@@ -9,7 +9,11 @@ same rules as the elementwise operations (equal dtypes, weak literals, integer
 
 It then runs in one pass over memory into one pooled output. Two executors:
 
-* ``backend="tiled"`` (the default): the compiled program runs over
+* ``backend="auto"`` (the default) picks per call: numexpr for expressions made
+  only of ``+ - * /`` on F64/C64 operands of at least `AUTO_NUMEXPR_MIN`
+  elements (where it measured faster), the tiled executor otherwise; small
+  plain operands always run on the calling thread in one go (`SMALL`).
+* ``backend="tiled"``: the compiled program runs over
   cache-sized tiles (65536 elements), each step a numpy ufunc writing into a
   small per-worker register (pooled scratch, reused for every tile) and the
   last step writing the output tile. Intermediates never exist at full size,
@@ -43,6 +47,8 @@ import numpy as np
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
 from ..layout import shape_size
+from ..storage import host as _host
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, check_out
 from .elementwise import _ALL, _FLOATING, _NUMERIC, _REAL, weak_scalar
@@ -55,6 +61,14 @@ Array = np.ndarray[Any, Any]
 OP = "CpuEngine.evaluate"
 #: Elements per tile: 65536 x 8 bytes = 512 KiB per register (measured best on 4M f64).
 TILE = 65536
+
+#: Up to this many elements, plain host operands run the program once over whole
+#: arrays on the calling thread (`FusionOps._evaluate_small`): one tile, no slicing,
+#: no thread hand-off, none of the general path's bookkeeping.
+SMALL = TILE
+
+_new = object.__new__
+_reading = _host.reading  # bound by assignment: see elementwise.py
 
 _NATURAL = {bool: DType.BOOL, int: DType.I64, float: DType.F64, complex: DType.C64}
 
@@ -324,17 +338,24 @@ def _check_power(node: ast.AST, a: Any, b: Any) -> None:
     """Refuse folding an integer power whose result would exceed `MAX_FOLD_BITS`."""
     if not (isinstance(a, int) and isinstance(b, int)) or b <= 0 or -1 <= a <= 1:
         return  # floats overflow on their own; 0, 1, -1 and negative powers stay small
-    bits = b * math.log2(abs(a))
+    try:
+        bits = b * math.log2(abs(a))
+    except OverflowError:  # b beyond any float: far past the bound
+        bits = math.inf
     if bits > MAX_FOLD_BITS:
         part = ast.unparse(node)
         raise ValidationError(
             OP,
-            f"cannot fuse {part!r}: the constant would have about {bits:.3g} bits, beyond "
+            f"cannot fuse {part!r}: the constant would have {_show_bits(bits)} bits, beyond "
             f"any dtype (integer powers are folded up to {MAX_FOLD_BITS} bits); use a "
             "smaller constant",
             kind="SCALAR_OUT_OF_RANGE",
             part=part,
         )
+
+
+def _show_bits(bits: float) -> str:
+    return f"about {bits:.3g}" if math.isfinite(bits) else f"more than {MAX_FOLD_BITS}"
 
 
 def _fold(sym: str, a: Any, b: Any) -> Any:
@@ -362,9 +383,10 @@ def _compile(expr: str, dtypes: dict[str, DType]) -> _Program:
         )
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte (Python 3.11)
+        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise ValidationError(
-            OP, f"cannot parse {expr!r}: {exc.msg}", kind="SYNTAX", expression=expr
+            OP, f"cannot parse {expr!r}: {why}", kind="SYNTAX", expression=expr
         ) from None
     comp = _Compiler(dtypes)
     root = comp.visit(tree.body)
@@ -491,17 +513,87 @@ _MAX_PROGRAMS = 512
 
 
 def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
+    if not isinstance(expr, str):
+        raise ValidationError(
+            OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
+        )
     key = (expr, tuple(sorted(dtypes.items(), key=lambda kv: kv[0])), backend)
     prog = _programs.get(key)
     if prog is None:
-        prog = _compile(expr, dtypes)
-        if backend == "numexpr":
-            _compile_numexpr(expr, dtypes, prog)
+        try:
+            prog = _compile(expr, dtypes)
+            if backend == "numexpr":
+                _compile_numexpr(expr, dtypes, prog)
+        except (RecursionError, MemoryError):
+            # The parser and the tree walks recurse once per nesting level.
+            raise ValidationError(
+                OP,
+                f"the expression ({len(expr)} characters) is nested too deeply to compile; "
+                "split it into several evaluate calls",
+                kind="TOO_DEEP",
+            ) from None
         with _cache_lock:
             if len(_programs) >= _MAX_PROGRAMS:
                 _programs.clear()
             _programs[key] = prog
     return prog
+
+
+#: The small path's programs, keyed by (expr, name, dtype, name, dtype, ...) in the
+#: caller's keyword order: ``(program, slot code, constants, operand positions of
+#: the program's inputs, register dtypes with None for the one that is the output)``.
+_SmallEntry = tuple[_Program, Any, list[Any], tuple[int, ...], tuple[Any, ...]]
+_small_programs: dict[tuple[Any, ...], _SmallEntry] = {}
+
+
+def _small_entry(expr: str, operands: dict[str, Any], key: list[Any]) -> _SmallEntry:
+    """Compile (or fetch) the program for the small path and cache it under ``key``."""
+    dtypes = {name: t._dtype for name, t in operands.items()}
+    prog = _program(expr, dtypes, "tiled")  # raises every expression error
+    instrs, consts = _slot_code(prog)
+    names = list(operands)
+    nin = len(prog.inputs)
+    # The register the last step reads becomes the output itself (a fresh buffer,
+    # never an operand, on this path): the chain then ends in place, as numpy's
+    # temporary elision does, and one stream of memory traffic less. Only after a
+    # ufunc step (one pass, each element read before written) of the result dtype.
+    alias = -1
+    kind, _, args, dst = instrs[-1]
+    if kind == "ufunc" and dst == nin + len(prog.reg_dtypes):
+        for a in args:
+            if nin <= a < dst and prog.reg_dtypes[a - nin] == prog.dtype.numpy:
+                alias = a - nin
+                break
+    regs = tuple(None if i == alias else npd for i, npd in enumerate(prog.reg_dtypes))
+    entry = (prog, instrs, consts, tuple(names.index(n) for n in prog.inputs), regs)
+    with _cache_lock:
+        if len(_small_programs) >= _MAX_PROGRAMS:
+            _small_programs.clear()
+        _small_programs[tuple(key)] = entry
+    return entry
+
+
+#: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
+#: elements to numexpr: measured side by side (`python -m tenferro bench --only
+#: fusion`), numexpr's one-pass virtual machine beats the tiled executor on chains of
+#: + - * / at 16M elements (0.56 of numpy against 0.86), while at 1M the two traded
+#: places from run to run; numpy's SIMD exp/log/sqrt make the tiled executor faster
+#: for anything with a function call (numexpr without Intel VML).
+AUTO_NUMEXPR_MIN = 1 << 22
+_ARITHMETIC = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.negative})
+_NUMEXPR_DTYPES = frozenset({DType.F64, DType.C64})
+
+
+def _choose(expr: str, dtypes: dict[str, DType], shape: Shape | None) -> str:
+    """The executor ``backend="auto"`` uses for this expression, dtypes and shape."""
+    if shape is None or shape_size(shape) < AUTO_NUMEXPR_MIN:
+        return "tiled"
+    if not all(dt in _NUMEXPR_DTYPES for dt in dtypes.values()):
+        return "tiled"
+    prog = _program(expr, dtypes, "tiled")
+    if all(kind == "ufunc" and fn in _ARITHMETIC for kind, fn, _, _ in prog.instrs):
+        return "numexpr"
+    return "tiled"
 
 
 # ---------------------------------------------------------------------- the tiled executor
@@ -589,33 +681,10 @@ def _run_tiles(
                 slots += [r[:m].reshape(out_t.shape, order="F") for r in regs]
             slots.append(out_t)
             slots += consts
-            for kind, fn, args, dst in instrs:
-                # Every operand has the tile's shape (or is a scalar), so each step
-                # writes every element of its target; the last step writes the
-                # output tile, and the tiles cover the output exactly.
-                if kind == "ufunc":
-                    fn(*[slots[i] for i in args], out=slots[dst])
-                elif kind == "where":
-                    target = slots[dst]
-                    np.copyto(target, slots[args[2]])
-                    np.copyto(target, slots[args[1]], where=slots[args[0]])
-                elif kind == "copy":
-                    np.copyto(slots[dst], slots[args[0]])
-                elif kind == "nonzero":
-                    if not np.all(slots[args[0]]):
-                        raise ValidationError(
-                            OP,
-                            "integer division by zero; integer / is floor division and has "
-                            "no value for a zero divisor",
-                            kind="DIVISION_BY_ZERO",
-                        )
-                elif np.any(np.less(slots[args[0]], 0)):  # nonneg
-                    raise ValidationError(
-                        OP,
-                        "an integer cannot be raised to a negative power; convert to a "
-                        "float dtype first",
-                        kind="NEGATIVE_INTEGER_POWER",
-                    )
+            # Every operand has the tile's shape (or is a scalar), so each step writes
+            # every element of its target; the last step writes the output tile, and
+            # the tiles cover the output exactly.
+            _exec(instrs, slots)
     except BaseException:
         # Dropped, never pooled: the traceback keeps this frame's writable views of
         # the registers (slots; see EngineBase._run).
@@ -623,6 +692,38 @@ def _run_tiles(
         raise
     for owner in regs:
         pool.recycle(owner, 0)
+
+
+def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
+    """Run a slot program once over ``slots`` (operands of one shape, or scalars)."""
+    for kind, fn, args, dst in instrs:
+        if kind == "ufunc":
+            # Every "ufunc" step is a numpy ufunc of one or two operands (no unpacking
+            # of a list per step: this loop is most of a small expression's cost).
+            if len(args) == 2:
+                fn(slots[args[0]], slots[args[1]], out=slots[dst])
+            else:
+                fn(slots[args[0]], out=slots[dst])
+        elif kind == "where":
+            target = slots[dst]
+            np.copyto(target, slots[args[2]])
+            np.copyto(target, slots[args[1]], where=slots[args[0]])
+        elif kind == "copy":
+            np.copyto(slots[dst], slots[args[0]])
+        elif kind == "nonzero":
+            if not np.all(slots[args[0]]):
+                raise ValidationError(
+                    OP,
+                    "integer division by zero; integer / is floor division and has "
+                    "no value for a zero divisor",
+                    kind="DIVISION_BY_ZERO",
+                )
+        elif np.any(np.less(slots[args[0]], 0)):  # nonneg
+            raise ValidationError(
+                OP,
+                "an integer cannot be raised to a negative power; convert to a float dtype first",
+                kind="NEGATIVE_INTEGER_POWER",
+            )
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -634,24 +735,118 @@ class FusionOps(EngineBase):
     def evaluate(
         self,
         expr: str,
+        /,
         *,
         out: Tensor | None = None,
-        backend: str = "tiled",
+        backend: str = "auto",
         **operands: Any,
     ) -> Tensor:
         """Evaluate an elementwise expression in one pass into one pooled output.
 
         ``eng.evaluate("exp(a + b) * c", a=ta, b=tb, c=tc)``: operands are tensors
         or views of one shape (literals are weak scalars); ``out`` and ``backend``
-        are reserved names. Unsupported syntax raises `ValidationError` (kind
-        UNSUPPORTED_EXPRESSION) naming the part that cannot be fused.
+        are reserved names (``expr`` and ``self`` are ordinary operand names).
+        Unsupported syntax raises `ValidationError` (kind UNSUPPORTED_EXPRESSION)
+        naming the part that cannot be fused; an expression nested too deeply to
+        compile is kind TOO_DEEP.
         """
-        if backend not in ("tiled", "numexpr"):
+        if out is None and (backend == "auto" or backend == "tiled") and operands:
+            small = self._evaluate_small(expr, operands)
+            if small is not None:
+                return small
+        if backend not in ("auto", "tiled", "numexpr"):
             raise ValidationError(
-                OP, f"backend must be 'tiled' or 'numexpr', got {backend!r}", kind="INVALID_BACKEND"
+                OP,
+                f"backend must be 'auto', 'tiled' or 'numexpr', got {backend!r}",
+                kind="INVALID_BACKEND",
             )
         with Reads() as reads:
             return self._evaluate(reads, expr, out, backend, operands)
+
+    def _evaluate_small(self, expr: str, operands: dict[str, Any]) -> Tensor | None:
+        """Plain host operands of one shape, at most `SMALL` elements: run at once, or None.
+
+        The hot path of small expressions: every buffer is pinned (one tuple, as
+        in elementwise.py) and only then checked for a writer; the cached program
+        runs once over the whole flat arrays into a pooled output. Anything else
+        (views, group storage, unequal shapes, a borrowed operand, larger sizes)
+        returns None for the general path, which also raises every error.
+        """
+        sts = []
+        shape: Shape | None = None
+        key: list[Any] = [expr]
+        for name, t in operands.items():
+            if t.__class__ is not Tensor:
+                return None
+            st = t._st
+            if st.__class__ is not HostBuffer:
+                return None
+            if shape is None:
+                shape = t._shape
+            elif t._shape != shape:
+                return None
+            sts.append(st)
+            key.append(name)
+            # numpy's dtype, one-to-one with DType for plain host tensors, and hashed
+            # in C (an Enum member hashes in Python: most of a small call's lookup).
+            key.append(st.flat.dtype)
+        assert shape is not None  # the caller passes at least one operand
+        pin = tuple(sts)
+        _reading.append(pin)
+        try:
+            n = len(sts[0].flat)
+            if not 0 < n <= SMALL:
+                return None
+            for st in sts:
+                if st.exclusive is not None:
+                    return None  # the general path refuses it
+            entry = _small_programs.get(tuple(key))
+            if entry is None:
+                entry = _small_entry(expr, operands, key)
+            prog, instrs, consts, order, regs = entry
+            pool = self._pool
+            slots: list[Any] = [sts[i].flat for i in order]
+            result = prog.dtype
+            # The output first, as the general path does: a loop gets its last
+            # output's buffer back (registers are given back first, so they are not
+            # the newest released buffers when the output is dropped).
+            owner = pool.acquire(result.numpy, n)
+            owners: list[Array] = []
+            try:
+                flat = owner if len(owner) == n else owner[:n]
+                for npd in regs:
+                    if npd is None:
+                        slots.append(flat)  # this register is the output (see _small_entry)
+                        continue
+                    r = pool.acquire(npd, n)
+                    owners.append(r)
+                    slots.append(r if len(r) == n else r[:n])
+                slots.append(flat)
+                slots += consts
+                # Every operand holds exactly n elements (plain host INVARIANT, equal
+                # shapes): the last step writes all n elements of flat.
+                _exec(instrs, slots)
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # views of the output and the registers (slots, flat; EngineBase._run).
+                owners.clear()
+                raise
+            for r in owners:
+                pool.recycle(r, 0)
+            t = _new(Tensor)
+            t._shape = shape
+            t._dtype = result
+            t._st = HostBuffer(owner, flat, self._recycler)
+            t._moved = None
+            return t
+        except BaseException:
+            # The traceback keeps the operands' internal arrays (slots): never pool
+            # their buffers (Reads.__exit__).
+            for st in sts:
+                st.recycler = None
+            raise
+        finally:
+            _reading.remove(pin)
 
     def _evaluate(
         self, reads: Reads, expr: str, out: Tensor | None, backend: str, operands: dict[str, Any]
@@ -675,6 +870,8 @@ class FusionOps(EngineBase):
         # Tensors (and compact views) run in flat tiles; strided views in slabs of
         # the last axis.
         compact = all(a.flags.f_contiguous for a in arrays.values())
+        if backend == "auto":
+            backend = _choose(expr, dtypes, shape)
         prog = _program(expr, dtypes, backend)
         assert shape is not None  # _compile refuses expressions without operands
         pool = self._pool

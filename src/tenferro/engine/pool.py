@@ -1,13 +1,18 @@
 """`BufferPool`: where engine outputs come from and where dropped outputs go back.
 
-Policy (DESIGN §5):
+Policy (DESIGN §5, sharpened by issue 12; docs/engine.md argues it):
 
 * one pool per engine, one shelf per dtype;
-* best fit: a request for ``n`` elements gets the smallest retained buffer whose
-  capacity is at least ``n`` (a request of 150 may get a retained 200); a miss
-  allocates a fresh, uninitialised buffer of exactly ``n``;
-* released buffers are kept by capacity, up to a byte cap (default 100 MiB,
-  ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES``, ``"0"`` turns retention off);
+* bounded best fit: a request for ``n`` elements gets the smallest retained
+  buffer whose capacity is at least ``n`` **and at most ``2 * n``** (a request
+  of 150 may get a retained 200, never a retained 301); a miss allocates a
+  fresh, uninitialised buffer of exactly ``n``. The bound is what keeps a small
+  result (a rank-0 sum) from pinning a large buffer that the next large request
+  then misses;
+* released buffers are kept by capacity, up to a byte cap: by default a share
+  of the machine's memory (`default_limit_bytes`: 1/32 of it, at least 100 MiB
+  and at most 4 GiB, so loops over outputs of hundreds of MiB are pooled too),
+  or ``TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES`` (``"0"`` turns retention off);
   while over the cap the smallest buffer across all dtypes is evicted;
 * a buffer that still has a live alias is never retained (it is counted as
   refused and left to the allocator), so memory that anyone can still see is
@@ -20,14 +25,17 @@ re-entrant because a buffer may come back through `HostBuffer.__del__` from a
 garbage collection that starts while the lock is held on the same thread (the
 shelves are consistent between any two steps, so such a nested call is safe).
 
-The return lane: releasing a small buffer (at most 1 MiB, and at most 1/32 of
-the cap) appends it to a deque without taking the lock (a deque append is
-atomic); the next `acquire` hands the newest one straight back when dtype and
-size match exactly (the steady state of a loop) and otherwise moves the lane
-to the shelves first. Every stats call drains the lane first, and a release
-that finds more than eight buffers waiting drains it, so the lane only ever
-delays retention bookkeeping by a few small buffers. This halves the cost of a
-release, which every dropped output pays.
+The return lane: releasing a small buffer (at most 1 MiB, and at most 1/256 of
+the cap; no lane under a 1 MiB cap) appends it to a deque without taking the
+lock (a deque append is atomic); the next `acquire` hands the newest one
+straight back when dtype and size match exactly (the steady state of a loop)
+and otherwise moves the lane to the shelves first. Every stats call drains the
+lane first, and a release that finds more than eight buffers waiting drains
+it. The lane's room is reserved inside the cap: the shelves are evicted down to
+``limit - 9 * lane_bytes``, so shelves plus lane never exceed the cap (on one
+thread; each further thread releasing at the same instant can add one lane
+buffer, at most 1/256 of the cap, until the next drain). This halves the cost
+of a release, which every dropped output pays.
 """
 
 from __future__ import annotations
@@ -41,19 +49,51 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..alloc import ALLOCATION_FAILURES, out_of_memory
 from ..dtype import DType
 from ..errors import ValidationError
 
 __all__ = [
     "DEFAULT_LIMIT_BYTES",
     "ENV_LIMIT",
+    "FLOOR_LIMIT_BYTES",
     "BufferPool",
     "BufferPoolCacheStats",
     "BufferPoolStats",
 ]
 
-#: Default byte cap on retained buffers (per pool).
-DEFAULT_LIMIT_BYTES = 100 * 2**20
+#: The default cap never goes below this (the cap before issue 12: 100 MiB).
+FLOOR_LIMIT_BYTES = 100 * 2**20
+#: ... nor above this, however large the machine.
+CEILING_LIMIT_BYTES = 4 * 2**30
+#: The default cap is this fraction of the machine's physical memory.
+MEMORY_SHARE = 32
+
+
+def machine_memory_bytes() -> int | None:
+    """Physical memory of this machine in bytes, or None where the OS does not say."""
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES")
+        page = os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * page if pages > 0 and page > 0 else None
+
+
+def default_limit_bytes(memory: int | None) -> int:
+    """The default cap for a machine with ``memory`` bytes: 1/32 of it, in [100 MiB, 4 GiB].
+
+    1/32 lets a loop over 256 MiB outputs keep its buffer on any machine of more
+    than 8 GiB (and two of them from 24 GiB), while an idle engine never holds more than
+    about 3% of memory (and never more than 4 GiB). Unknown memory: 100 MiB.
+    """
+    if memory is None:
+        return FLOOR_LIMIT_BYTES
+    return max(FLOOR_LIMIT_BYTES, min(CEILING_LIMIT_BYTES, memory // MEMORY_SHARE))
+
+
+#: Default byte cap on retained buffers (per pool), for this machine.
+DEFAULT_LIMIT_BYTES = default_limit_bytes(machine_memory_bytes())
 #: The environment variable that overrides the default cap.
 ENV_LIMIT = "TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES"
 
@@ -149,9 +189,25 @@ _LANE_MAX = 8
 _FOLD_HITS = 1024
 
 
+#: No return lane under this cap: its reserved room would be most of a small cap.
+_LANE_MIN_LIMIT = 1 << 20
+
+
 def _lane_bytes(limit: int) -> int:
-    """Largest buffer that may wait in the return lane: small next to the cap."""
-    return min(1 << 20, limit // (4 * _LANE_MAX))
+    """Largest buffer that may wait in the return lane (-1: no lane): 1/256 of the cap."""
+    if limit < _LANE_MIN_LIMIT:
+        return -1
+    return min(1 << 20, limit >> 8)
+
+
+def _shelf_limit(limit: int, lane_bytes: int) -> int:
+    """What the shelves may hold: the cap less the lane's room (``_LANE_MAX + 1`` buffers).
+
+    INVARIANT: a release appends to the lane and drains it once it holds more than
+    ``_LANE_MAX``, so on one thread the lane never holds more than ``_LANE_MAX + 1``
+    buffers of at most ``lane_bytes``: shelves + lane <= limit.
+    """
+    return limit - (_LANE_MAX + 1) * max(lane_bytes, 0)
 
 
 class BufferPool:
@@ -170,6 +226,7 @@ class BufferPool:
         "_clears",
         "_evicted_big",
         "_evicted_kept",
+        "_high",
         "_lane",
         "_lane_bytes",
         "_lane_hits",
@@ -177,8 +234,10 @@ class BufferPool:
         "_limit",
         "_lock",
         "_misses",
+        "_out",
         "_recycled",
         "_refused",
+        "_shelf_limit",
         "_shelf_list",
         "_shelves",
     )
@@ -196,6 +255,7 @@ class BufferPool:
         self._lane: deque[np.ndarray[Any, Any]] = deque()
         self._lane_bytes = _lane_bytes(self._limit)
         self._lane_max = _LANE_MAX
+        self._shelf_limit = _shelf_limit(self._limit, self._lane_bytes)
         # Lane hits, one entry each, appended without the lock (list appends are
         # atomic under the GIL) and folded into `_recycled` under the lock.
         self._lane_hits: list[None] = []
@@ -208,6 +268,12 @@ class BufferPool:
         # counter fewer: every retained buffer is later handed out (a hit), still
         # retained, evicted, or cleared.
         self._bytes = 0
+        # Bytes of buffers handed out and not yet back (the live outputs, as far as
+        # the pool can tell: lane traffic is not counted either way, and a buffer
+        # taken out with into_vec_col_major counts as live for good), and the peak
+        # of that: the footprint budget of `_trade_locked`.
+        self._out = 0
+        self._high = 0
         self._misses = 0
         self._recycled = 0
         self._refused = 0
@@ -250,14 +316,28 @@ class BufferPool:
                 stack = shelf[0].get(n)
                 if stack:
                     self._bytes -= n * shelf[2]
+                    self._out += n * shelf[2]
                     return stack.pop()
                 owner = self._best_fit_locked(shelf, n)
                 if owner is not None:
+                    self._out += owner.nbytes
                     return owner
                 self._misses += 1
+                out = self._out = self._out + n * shelf[2]
+                if out > self._high:
+                    self._high = out
+                if self._bytes:
+                    self._trade_locked()
             finally:
                 lock.release()
-        return _empty(n, dtype)
+        try:
+            return _empty(n, dtype)
+        except ALLOCATION_FAILURES as exc:
+            # A failed allocation is no miss: the counters say what the pool handed out.
+            if n:
+                with self._lock:
+                    self._misses -= 1
+            raise out_of_memory("BufferPool.acquire", n, dtype, exc) from None
 
     def recycle(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
         """Take a released buffer back; retained only when ``aliases == 0``.
@@ -270,6 +350,7 @@ class BufferPool:
         if aliases:
             with self._lock:
                 self._refused += 1
+                self._released_locked(owner.nbytes)  # no longer the pool's to count
             return
         if owner.nbytes <= self._lane_bytes:
             lane = self._lane
@@ -315,7 +396,8 @@ class BufferPool:
         if shelf is None:
             return  # not a dtype this pool hands out
         nbytes = n * shelf[2]
-        if nbytes > self._limit:
+        self._released_locked(nbytes)
+        if nbytes > self._shelf_limit:
             self._evicted_big += 1
             return
         stacks = shelf[0]
@@ -326,15 +408,20 @@ class BufferPool:
         stack.append(owner)
         self._recycled += 1
         self._bytes += nbytes
-        if self._bytes > self._limit:
+        if self._bytes > self._shelf_limit:
             self._evict_locked()
 
     def _best_fit_locked(self, shelf: _Shelf, n: int) -> np.ndarray[Any, Any] | None:
-        """Pop the smallest buffer with capacity > ``n`` (lock held), pruning empties."""
+        """Pop the smallest buffer with ``n < capacity <= 2 * n`` (lock held), pruning empties."""
         stacks, caps, itemsize = shelf
         i = bisect_right(caps, n)
+        # INVARIANT (the fit bound): a request never gets more than twice its size, so
+        # a small result cannot strand a large buffer that a large request then misses.
+        most = 2 * n
         while i < len(caps):
             cap = caps[i]
+            if cap > most:
+                break
             stack = stacks[cap]
             if stack:
                 self._bytes -= cap * itemsize
@@ -345,13 +432,57 @@ class BufferPool:
             _prune(shelf)
         return None
 
+    def _released_locked(self, nbytes: int) -> None:
+        """Count a buffer of ``nbytes`` coming back: it is no longer live (lock held)."""
+        out = self._out - nbytes
+        if out < 0:
+            # A buffer this pool never handed out (`reclaim_buffer` of an adopted
+            # array): it was live memory all the same, so the live peak was at least
+            # everything retained plus it.
+            out = 0
+            self._high = max(self._high, self._bytes + nbytes)
+        self._out = out
+
+    def _trade_locked(self) -> None:
+        """After a miss: drop the largest retained buffers while over the footprint budget.
+
+        The budget (what docs/engine.md promises): live outputs plus retained buffers
+        never exceed the peak of live outputs by more than 1/16 of it, so a pool
+        keeps what the program needed at its peak, not more. A miss is the only
+        event that grows live + retained (a hit moves a buffer from retained to live,
+        a release the other way), so this is the only place that must enforce it.
+        Largest first: one large buffer dropped is one later miss, where the same
+        bytes in small buffers would be many.
+        """
+        allowed = self._high + (self._high >> 4) - self._out
+        before = self._bytes
+        while self._bytes > allowed:
+            top: _Shelf | None = None
+            top_cap = 0
+            top_bytes = 0
+            for shelf in self._shelf_list:
+                stacks, caps, itemsize = shelf
+                j = len(caps) - 1
+                while j >= 0 and not stacks[caps[j]]:
+                    j -= 1
+                if j >= 0 and caps[j] * itemsize > top_bytes:
+                    top, top_cap, top_bytes = shelf, caps[j], caps[j] * itemsize
+            if top is None:  # pragma: no cover - bytes > 0 implies a buffer exists
+                self._bytes = 0
+                break
+            top[0][top_cap].pop()
+            self._bytes -= top_bytes
+            self._evicted_kept += 1
+        if before - self._bytes >= _TRIM_BYTES:
+            _trim()
+
     def _evict_locked(self) -> None:
         """Evict the smallest buffer across dtypes while over the cap (lock held).
 
         Dropping a plain array under the lock runs no Python code (no finaliser).
         """
         # Each round removes one buffer of non-zero size, so the loop ends.
-        while self._bytes > self._limit:
+        while self._bytes > self._shelf_limit:
             best: _Shelf | None = None
             best_bytes = 0
             for shelf in self._shelf_list:
@@ -377,7 +508,8 @@ class BufferPool:
             self._drain_locked()
             self._limit = value
             self._lane_bytes = _lane_bytes(value)
-            if self._bytes > value:
+            self._shelf_limit = _shelf_limit(value, self._lane_bytes)
+            if self._bytes > self._shelf_limit:
                 self._evict_locked()
 
     def clear(self) -> None:
@@ -439,6 +571,43 @@ class BufferPool:
             f"BufferPool(buffers={s.buffers}, capacity_bytes={s.capacity_bytes}, "
             f"limit_bytes={self._limit})"
         )
+
+
+#: Dropping at least this much in one go hands the allocator's free memory back.
+_TRIM_BYTES = 1 << 20
+
+
+def _load_trim() -> Any:
+    """glibc's ``malloc_trim``, or None (another C library, or no ctypes)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if name is None:
+            return None
+        trim = ctypes.CDLL(name).malloc_trim
+    except (ImportError, OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_malloc_trim = _load_trim()
+
+
+def _trim() -> None:
+    """Give the C allocator's free pages back to the OS (glibc; a no-op elsewhere).
+
+    Buffers below glibc's (growing) mmap threshold live in its heap, and freeing
+    one in the middle of the heap keeps its pages resident: a pool that drops
+    buffers to stay within its footprint budget would otherwise leave the process
+    just as large. ``malloc_trim(0)`` releases those pages; it runs only after a
+    miss dropped at least `_TRIM_BYTES`, which is already an allocation's cost.
+    """
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
 def _smallest(shelf: _Shelf) -> int:

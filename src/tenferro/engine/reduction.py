@@ -22,6 +22,8 @@ import numpy as np
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axes, shape_size
+from ..storage import host as _host
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads
 
@@ -29,12 +31,65 @@ __all__ = ["ReductionOps"]
 
 Array = np.ndarray[Any, Any]
 _INTISH = frozenset({DType.BOOL, DType.I32, DType.I64})
+_new = object.__new__
+_reading = _host.reading  # bound by assignment: see elementwise.py
+# Full reductions of these dtypes keep the dtype and have a value for every
+# non-empty input, so they take the hot path (see `_full_fast`).
+_FLOAT_T = (DType.F64, DType.F32)
+_FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
+_UFUNC = {
+    "reduce_sum": np.add,
+    "reduce_prod": np.multiply,
+    "reduce_max": np.maximum,
+    "reduce_min": np.minimum,
+    "reduce_mean": np.add,
+}
 
 
 class ReductionOps(EngineBase):
     """Reduction methods of `CpuEngine` (mixed in; see the module docstring)."""
 
     __slots__ = ()
+
+    def _full_fast(self, name: str, t: Any, fast: tuple[DType, ...]) -> Tensor | None:
+        """A full reduction of a non-empty plain host tensor to rank 0, or None.
+
+        The hot path of ``reduce_*(t)``: pin, then check for a writer (see
+        `HostBuffer.pin`), one ``ufunc.reduce`` over ``HostBuffer.flat`` (every
+        element, in memory order: a full reduction does not depend on the shape),
+        and the value written into a one-element pooled buffer.
+        """
+        if t.__class__ is not Tensor:
+            return None
+        st = t._st
+        dt = t._dtype
+        if st.__class__ is not HostBuffer or dt not in fast:
+            return None
+        _reading.append(st)
+        try:
+            fa = st.flat
+            n = len(fa)
+            if st.exclusive is not None or not n:
+                return None  # the general path refuses or handles it
+            value = _UFUNC[name].reduce(fa)
+            if name == "reduce_mean":
+                value = value / n
+            owner = self._pool.acquire(fa.dtype, 1)
+            # INVARIANT: the one element of the rank-0 result is written here.
+            owner[0] = value
+            r: Tensor = _new(Tensor)
+            r._shape = ()
+            r._dtype = dt
+            r._st = HostBuffer(owner, owner if len(owner) == 1 else owner[:1], self._recycler)
+            r._moved = None
+            return r
+        except BaseException:
+            # The traceback keeps this frame's `fa`, the operand's internal array:
+            # never pool the operand's buffer (Reads.__exit__).
+            st.recycler = None
+            raise
+        finally:
+            _reading.remove(st)
 
     def _reduce(self, name: str, t: Any, axes: Any, out: Tensor | None) -> Tensor:
         op = f"CpuEngine.{name}"
@@ -75,13 +130,7 @@ class ReductionOps(EngineBase):
                 result = DType.F64 if dt in _INTISH else dt
             else:
                 result = DType.I64 if dt is DType.BOOL else dt
-            ufunc = {
-                "reduce_sum": np.add,
-                "reduce_prod": np.multiply,
-                "reduce_max": np.maximum,
-                "reduce_min": np.minimum,
-                "reduce_mean": np.add,
-            }[name]
+            ufunc = _UFUNC[name]
             np_result = result.numpy
             mean = name == "reduce_mean"
 
@@ -101,20 +150,40 @@ class ReductionOps(EngineBase):
 
     def reduce_sum(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Sum over ``axes`` (None: all, a rank-0 result; ``()``: none). BOOL gives I64."""
+        if axes is None and out is None:
+            r = self._full_fast("reduce_sum", t, _FLOATING_T)
+            if r is not None:
+                return r
         return self._reduce("reduce_sum", t, axes, out)
 
     def reduce_prod(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Product over ``axes`` (None: all; ``()``: none). BOOL gives I64."""
+        if axes is None and out is None:
+            r = self._full_fast("reduce_prod", t, _FLOATING_T)
+            if r is not None:
+                return r
         return self._reduce("reduce_prod", t, axes, out)
 
     def reduce_max(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Maximum over ``axes`` (NaN propagates; not for complex or empty reductions)."""
+        if axes is None and out is None:
+            r = self._full_fast("reduce_max", t, _FLOAT_T)
+            if r is not None:
+                return r
         return self._reduce("reduce_max", t, axes, out)
 
     def reduce_min(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Minimum over ``axes`` (NaN propagates; not for complex or empty reductions)."""
+        if axes is None and out is None:
+            r = self._full_fast("reduce_min", t, _FLOAT_T)
+            if r is not None:
+                return r
         return self._reduce("reduce_min", t, axes, out)
 
     def reduce_mean(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Mean over ``axes``; integer and BOOL inputs give F64."""
+        if axes is None and out is None:
+            r = self._full_fast("reduce_mean", t, _FLOATING_T)
+            if r is not None:
+                return r
         return self._reduce("reduce_mean", t, axes, out)

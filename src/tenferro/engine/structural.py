@@ -29,14 +29,89 @@ from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
 from ..errors import DTypeError, RuntimeStateError, ValidationError
 from ..layout import normalize_axis, normalize_perm, normalize_shape, shape_size, strict_index
+from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
+from ..view import TensorView
 from ._base import EngineBase, Reads, check_out
 
 __all__ = ["StructuralOps"]
 
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
+
+_new = object.__new__
+_reading = _host.reading  # bound by assignment: see elementwise.py
+_copyto = np.copyto
+
+# ---------------------------------------------------------------------- strided copies
+#: Tile side of a blocked strided copy, in elements: a 64x64 F64 tile of source
+#: and destination (2 x 32 KiB) stays in L1/L2 while it is transposed.
+_TILE = 64
+#: Below this many elements numpy's own strided copy is as fast (both arrays fit
+#: in cache), and the Python loop over tiles would only add per-tile cost.
+_BLOCK_MIN = 1 << 18
+
+#: Validated permutations, keyed by (perm, rank): ``(p, q)``, see `_perm`.
+_perms: dict[tuple[Any, int], tuple[Shape, Shape]] = {}
+
+
+def copy_strided(dst: Array, src: Array) -> None:
+    """``dst[...] = src`` for a compact ``dst`` (either order), cache-blocked when it pays.
+
+    numpy's strided copy walks the destination in memory order, so when the
+    source's fastest axis is another one (a transpose, a permute) every element
+    read touches a new cache line and, past a few MiB, a new page. Above
+    `_BLOCK_MIN` elements the copy goes tile by tile over the two axes that
+    matter (the destination's fastest axis and the source's), each tile one
+    assignment whose source and destination fit in cache. Writes every element
+    of ``dst`` (the tiles cover both axes exactly; other axes are copied whole).
+    """
+    if src.size < _BLOCK_MIN or src.ndim < 2:
+        dst[...] = src
+        return
+    shape = src.shape
+    a = _fastest(dst)
+    b = _fastest(src)
+    if a == b or shape[a] < 2 * _TILE or shape[b] < 2 * _TILE:
+        _copyto(dst, src)  # already read in the destination's order, or too thin to tile
+        return
+    index: list[Any] = [slice(None)] * src.ndim
+    for j in range(0, shape[b], _TILE):
+        index[b] = slice(j, j + _TILE)
+        for i in range(0, shape[a], _TILE):
+            index[a] = slice(i, i + _TILE)
+            key = tuple(index)
+            _copyto(dst[key], src[key])
+
+
+def _fastest(arr: Array) -> int:
+    """The axis of ``arr`` with the smallest stride among axes longer than 1."""
+    shape = arr.shape
+    strides = arr.strides
+    return min(
+        (i for i in range(arr.ndim) if shape[i] > 1), key=lambda i: abs(strides[i]), default=0
+    )
+
+
+def _perm(perm: Any, ndim: int, op: str) -> tuple[Shape, Shape]:
+    """``(p, q)``: `normalize_perm`'s ``p``, and ``q`` for the hot path, cached per tuple.
+
+    The hot path works on row-major views (a default-order reshape is cheaper
+    than ``order="F"``): a column-major array is the row-major array of its
+    reversed shape, transposed, so the column-major ``x.transpose(p)`` is the
+    reversal of ``C.transpose(q)`` where ``C`` is the row-major view of ``x``'s
+    memory and ``q[k] = ndim - 1 - p[ndim - 1 - k]``.
+    """
+    key = (perm, ndim)
+    hit = _perms.get(key) if perm.__class__ is tuple else None
+    if hit is not None:
+        return hit
+    p = normalize_perm(perm, ndim, op)
+    q = tuple(ndim - 1 - p[ndim - 1 - k] for k in range(ndim))
+    if perm.__class__ is tuple and len(_perms) < 4096:
+        _perms[key] = (p, q)
+    return p, q
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
@@ -121,14 +196,55 @@ class StructuralOps(EngineBase):
     def transpose(self, t: Any, perm: Any, out: Tensor | None = None) -> Tensor:
         """Permute axes: ``result.shape[i] == t.shape[perm[i]]``; a new compact output."""
         op = "CpuEngine.transpose"
+        if out is None and t.__class__ is Tensor and t._st.__class__ is HostBuffer:
+            # Hot path: a plain host tensor (pinned, then checked for a writer, as
+            # in elementwise.py), the output straight from the pool.
+            st = t._st
+            shape = t._shape
+            p, q = _perm(perm, len(shape), op)
+            _reading.append(st)
+            try:
+                if st.exclusive is None:
+                    fa = st.flat
+                    n = len(fa)
+                    out_shape = tuple([shape[i] for i in p])
+                    owner = self._pool.acquire(fa.dtype, n)
+                    flat = owner if len(owner) == n else owner[:n]
+                    try:
+                        # Row-major views of both (see `_perm`): the source has the
+                        # destination's shape, so every element of flat is written.
+                        dst = flat.reshape(out_shape[::-1])
+                        src = fa.reshape(shape[::-1]).transpose(q)
+                        if n < _BLOCK_MIN:
+                            dst[...] = src  # copy_strided's small case, inlined
+                        else:
+                            copy_strided(dst, src)
+                    except BaseException:
+                        # Dropped, never pooled: the traceback keeps this frame's
+                        # writable `dst` (EngineBase._run).
+                        del flat, owner
+                        raise
+                    r: Tensor = _new(Tensor)
+                    r._shape = out_shape
+                    r._dtype = t._dtype
+                    r._st = HostBuffer(owner, flat, self._recycler)
+                    r._moved = None
+                    return r
+            except BaseException:
+                # The traceback keeps this frame's `fa`/`src`, the operand's internal
+                # array: never pool the operand's buffer (Reads.__exit__).
+                st.recycler = None
+                raise
+            finally:
+                _reading.remove(st)
         with Reads() as reads:
             x, dt, shape = reads.operand(t, op)
             p = normalize_perm(perm, len(shape), op)
             out_shape = tuple(shape[i] for i in p)
 
             def kernel(nd: Array) -> None:
-                # The permuted input has nd's shape: copyto writes every element.
-                np.copyto(nd, x.transpose(p))
+                # The permuted input has nd's shape: copy_strided writes every element.
+                copy_strided(nd, x.transpose(p))
 
             return self._run(op, out_shape, dt, kernel, out, reads)
 
@@ -263,6 +379,9 @@ class StructuralOps(EngineBase):
                     kind="RANK_MISMATCH",
                 )
             m, n = shape[0], shape[1]
+            # Diagonals beyond the matrix keep everything or nothing: clamping k keeps
+            # the meaning and keeps np.tri's C long from overflowing.
+            kk = min(max(kk, -m - 1), n + 1)
             batch = len(shape) - 2
 
             def kernel(nd: Array) -> None:
@@ -301,6 +420,9 @@ class StructuralOps(EngineBase):
             i2 = _axis(op, a2, len(shape))
             if i1 == i2:
                 raise ValidationError(op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES")
+            # An offset beyond the matrix gives an empty diagonal: clamping keeps the
+            # meaning and keeps np.diagonal's C long from overflowing.
+            off = min(max(off, -shape[i1]), shape[i2])
             diag_view = np.diagonal(x, off, i1, i2)
             out_shape = (diag_view.shape[-1], *diag_view.shape[:-1])
 
@@ -340,14 +462,37 @@ class StructuralOps(EngineBase):
                     kind="NOT_HOST",
                     memory_kind=t.placement.memory_kind,
                 )
+        elif out is None and t.__class__ is TensorView:
+            # Hot path: a shared view (a counted alias of its buffer, so no writer can
+            # be granted while it lives: no pin needed), copied into a pooled output.
+            shape = t._shape
+            dt = t._dtype
+            # The view reversed (the row-major twin of the column-major output, see
+            # `_perm`): default-order reshapes are cheaper than order="F".
+            x = t._strided(op).T
+            n = x.size
+            nbytes = n * dt.itemsize
+            check_copy(op, nbytes)
+            owner = self._pool.acquire(x.dtype, n)
+            flat = owner if len(owner) == n else owner[:n]
+            try:
+                # x has the output's reversed shape: every element of flat is written.
+                copy_strided(flat.reshape(shape[::-1]), x)
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
+                raise
+            count_copy(nbytes)
+            return self._wrap(shape, dt, owner, flat)
         with Reads() as reads:
             x, dt, shape = reads.operand(t, op)
             nbytes = shape_size(shape) * dt.itemsize
             check_copy(op, nbytes)
 
             def kernel(nd: Array) -> None:
-                # x has nd's shape: copyto writes every element.
-                np.copyto(nd, x)
+                # x has nd's shape: copy_strided writes every element.
+                copy_strided(nd, x)
 
             result = self._run(op, shape, dt, kernel, out, reads)
             count_copy(nbytes)

@@ -74,6 +74,10 @@ def export_dlpack(
     """The capsule behind ``__dlpack__`` for a tensor (``array`` None) or a view's array."""
     op = "Tensor.__dlpack__"
     max_version = _version_pair(op, "max_version", max_version)
+    if max_version is not None:
+        # numpy reads the pair as C ints; any version past them means the same to it
+        # ("newer than mine"), so clamping keeps the meaning without an OverflowError.
+        max_version = (_c_int(max_version[0]), _c_int(max_version[1]))
     dl_device = _version_pair(op, "dl_device", dl_device)
     _check_copy_flag(op, copy)
     if stream is not None:
@@ -134,6 +138,10 @@ def _version_pair(op: str, name: str, value: Any) -> tuple[int, int] | None:
             op, f"{name} must be a pair of ints, got {value!r}", kind="INVALID_ARGUMENT"
         )
     return pair
+
+
+def _c_int(value: int) -> int:
+    return max(-(2**31), min(value, 2**31 - 1))
 
 
 def _check_copy_flag(op: str, copy: Any) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 from ..dtype import DType
 from ..errors import (
     AccessError,
+    DeviceAccessError,
     TenferroError,
 )
 from .backend import BackendStorage
@@ -213,7 +214,19 @@ class BackendStorageAllocation(_BufferRoot[BackendStorage]):
         prepare = getattr(self.buffer, "prepare_device_access", None)
         if prepare is None:
             unsupported_device(self.buffer.backend_family())
-        result: PreparedDeviceAccess = prepare(request)
+        try:
+            result: PreparedDeviceAccess = prepare(request)
+        except TenferroError:
+            raise
+        except Exception as exc:  # as in _mapped: a provider failure is a typed refusal
+            family = self.buffer.backend_family()
+            raise DeviceAccessError(
+                "prepare_device_access",
+                f"the {family} provider failed to prepare device access: "
+                f"{type(exc).__name__}: {exc}; check the provider (device, driver) and retry",
+                kind="PROVIDER",
+                backend=family,
+            ) from exc
         return result
 
     def __repr__(self) -> str:

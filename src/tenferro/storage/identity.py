@@ -165,9 +165,14 @@ class AllocationKey:
         return f"AllocationKey({self.domain.label}:{self.local.value})"
 
 
-@dataclass(frozen=True, slots=True)
+# eq=False: each import is a distinct root, even of the same extent (two roots over
+# one extent must never be mistaken for one), so identities compare by object.
+@dataclass(frozen=True, slots=True, eq=False)
 class RootResourceIdentity:
-    """The identity of one imported root: its key and the extent it covers."""
+    """The identity of one imported root: its key and the extent it covers.
+
+    Two imports are two roots: identities are equal only to themselves.
+    """
 
     extent: RootResourceExtent
 

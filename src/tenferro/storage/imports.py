@@ -6,6 +6,7 @@ Host buffers get a fresh `AllocationDomainId` (the global counter) and a local
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -129,8 +130,24 @@ def import_backend_buffer(buffer: BackendStorage, dtype: Any) -> OwnedStorage:
             field="backend buffer",
         )
     family = buffer.backend_family()
-    n = int(buffer.len())
-    raw = RequestedIdentity(ByteRange(0, n * dt.itemsize))
+    reported = buffer.len()
+    try:
+        # operator.index, not int(): a numpy integer would wrap in the product.
+        n = operator.index(reported)
+        raw = RequestedIdentity(ByteRange(0, n * dt.itemsize))
+    except (AccessError, TypeError) as exc:
+        # The provider's length is its claim about the import, so a length that is
+        # no byte count (negative, not an int, past the address space) is an
+        # import refusal, not a span access error.
+        why = exc.message if isinstance(exc, AccessError) else str(exc)
+        raise _import_error(
+            op,
+            RequestedIdentity(ByteRange(0, 0)),
+            f"backend `{family}` reported len() = {reported!r} elements of {dt.name}, which is "
+            f"not a valid byte length ({why}); fix the provider's len()",
+            kind="IDENTITY",
+            backend=family,
+        ) from None
     domain = buffer.allocation_domain()
     if domain is None:
         raise _import_error(

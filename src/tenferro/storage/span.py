@@ -104,8 +104,13 @@ class ByteRange:
         return self.offset <= other.offset and other.end <= self.end
 
     def overlaps(self, other: ByteRange) -> bool:
-        """True when the two ranges share at least one byte."""
-        return self.offset < other.end and other.offset < self.end
+        """True when the two ranges share at least one byte (an empty range shares none)."""
+        return (
+            self.length > 0
+            and other.length > 0
+            and self.offset < other.end
+            and other.offset < self.end
+        )
 
     def __repr__(self) -> str:
         return f"ByteRange({self.offset}..{self.end})"

@@ -1,0 +1,222 @@
+"""Issue 12's table for two revisions of tenferro, measured in one run.
+
+Usage::
+
+    git archive <old-commit> src | tar -x -C /tmp/old
+    python benchmarks/bench_revisions.py /tmp/old/src src [--rounds 5]
+
+Each round starts one worker process per revision (alternating which goes
+first), and every worker times its tenferro next to numpy and, when installed,
+torch (one thread) on the same memory, interleaved, with medians. The report
+gives each row's tenferro time and its ratios to numpy and torch, per revision,
+as the median over the rounds. The machine's noise therefore hits both
+revisions alike; the ratios are what to read, not the absolute times.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: (row, elements) of the issue's table; the worker builds each case.
+ROWS = [
+    "add 16",
+    "exp 16",
+    "sum 16",
+    "matmul 4x4",
+    "transpose 4x4",
+    "to_contiguous(transpose_view) 4x4",
+    "einsum ij,jk->ik 4x4",
+    "add 4096",
+    "exp 4096",
+    "sum 4096",
+    "transpose 64x64",
+    "transpose 256x256",
+    "transpose 2048x2048",
+    "evaluate 2 ops 1M",
+    "evaluate 4 ops 1M",
+    "evaluate 4 ops 16M",
+    "evaluate exp chain 16M",
+    "steady add 64 MiB",
+]
+
+
+def _median_time(fns: dict[str, Callable[[], Any]], reps: int, inner: int) -> dict[str, float]:
+    samples: dict[str, list[float]] = {k: [] for k in fns}
+    for k in fns:
+        for _ in range(2):
+            fns[k]()
+    # As timeit and tenferro.bench.harness do: a full collection of torch's large heap
+    # would land on whichever contender allocates tracked objects.
+    gc.collect()
+    gc.disable()
+    try:
+        _sample(fns, reps, inner, samples)
+    finally:
+        gc.enable()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _sample(
+    fns: dict[str, Callable[[], Any]], reps: int, inner: int, samples: dict[str, list[float]]
+) -> None:
+    for rep in range(reps):
+        order = list(fns.items()) if rep % 2 == 0 else list(reversed(fns.items()))
+        for k, f in order:
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                f()
+            samples[k].append((time.perf_counter() - t0) / inner)
+
+
+def worker() -> dict[str, dict[str, float]]:
+    """Time every row with the tenferro on sys.path (run in a child process)."""
+    import warnings
+
+    import numpy as np
+
+    import tenferro as tfr
+
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        torch = None
+
+    eng = tfr.CpuEngine(threads=1)
+    rng = np.random.default_rng(0)
+
+    def t_(shape: tuple[int, ...]) -> tuple[Any, Any, Any]:
+        t = tfr.from_numpy(np.asfortranarray(rng.random(shape)))
+        arr = t.to_numpy()
+        th = None
+        if torch is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                th = torch.from_numpy(arr)
+        return t, arr, th
+
+    def case(row: str) -> tuple[dict[str, Callable[[], Any]], int, int]:
+        name, size = row.rsplit(" ", 1)
+        fns: dict[str, Callable[[], Any]] = {}
+        reps, inner = 15, 1000
+        if name in ("add", "exp", "sum") and size.isdigit():
+            n = int(size)
+            (x, xn, xt), (y, yn, yt) = t_((n,)), t_((n,))
+            inner = 2000 if n == 16 else 300
+            if name == "add":
+                fns = {"tenferro": lambda: eng.add(x, y), "numpy": lambda: np.add(xn, yn)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.add(xt, yt)
+            elif name == "exp":
+                fns = {"tenferro": lambda: eng.exp(x), "numpy": lambda: np.exp(xn)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.exp(xt)
+            else:
+                fns = {"tenferro": lambda: eng.reduce_sum(x), "numpy": lambda: np.sum(xn)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.sum(xt)
+        elif name in ("matmul", "transpose", "to_contiguous(transpose_view)", "einsum ij,jk->ik"):
+            side = int(size.split("x")[0])
+            (m, mn, mt), (k, kn, kt) = t_((side, side)), t_((side, side))
+            inner = 2000 if side <= 4 else (300 if side <= 64 else (20 if side <= 256 else 1))
+            reps = 15 if side <= 256 else 5
+            if name == "matmul":
+                fns = {"tenferro": lambda: eng.matmul(m, k), "numpy": lambda: np.matmul(kn.T, mn.T)}
+                if torch is not None:
+                    fns["torch"] = lambda: torch.matmul(kt.T, mt.T)
+            elif name == "einsum ij,jk->ik":
+                fns = {
+                    "tenferro": lambda: eng.einsum("ij,jk->ik", m, k),
+                    "numpy": lambda: np.einsum("ij,jk->ik", mn, kn),
+                }
+                if torch is not None:
+                    fns["torch"] = lambda: torch.einsum("ij,jk->ik", mt, kt)
+            else:
+                view = m.as_view().transpose_view((1, 0))
+                tf = (
+                    (lambda: eng.transpose(m, (1, 0)))
+                    if name == "transpose"
+                    else (lambda: eng.to_contiguous(view))
+                )
+                fns = {"tenferro": tf, "numpy": lambda: np.ascontiguousarray(mn)}
+                if torch is not None:
+                    fns["torch"] = lambda: mt.contiguous()
+        elif name.startswith("evaluate"):
+            n = (1 << 20) if size == "1M" else (1 << 24)
+            (a, an, _), (b, bn, _), (c, cn, _) = t_((n,)), t_((n,)), t_((n,))
+            expr, eager = {
+                "evaluate 2 ops": ("a * b + c", lambda: an * bn + cn),
+                "evaluate 4 ops": ("(a * b + c) * a - b", lambda: (an * bn + cn) * an - bn),
+                "evaluate exp chain": ("exp(a + b) * c", lambda: np.exp(an + bn) * cn),
+            }[name]
+            fast = tfr.CpuEngine()  # the default threads, as a user gets them
+            fns = {
+                "tenferro": lambda: fast.evaluate(expr, a=a, b=b, c=c),
+                "numpy": eager,
+            }
+            reps, inner = (9, 3) if n < (1 << 24) else (5, 1)
+        elif name == "steady add 64":
+            n = 8 << 20
+            (a, an, _), (b, bn, _) = t_((n,)), t_((n,))
+            steady = tfr.CpuEngine()
+            fns = {"tenferro": lambda: steady.add(a, b), "numpy": lambda: np.add(an, bn)}
+            reps, inner = 7, 2
+        return fns, reps, inner
+
+    out: dict[str, dict[str, float]] = {}
+    for row in ROWS:
+        fns, reps, inner = case(row)
+        out[row] = _median_time(fns, reps, inner)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--worker":
+        print(json.dumps(worker()))
+        return 0
+    old, new = argv[0], argv[1]
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 5
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {"before": [], "after": []}
+    for r in range(rounds):
+        order = [("before", old), ("after", new)]
+        for label, src in order if r % 2 == 0 else reversed(order):
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            proc = subprocess.run(
+                [sys.executable, __file__, "--worker"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            print(f"round {r + 1}/{rounds}: {label} done", file=sys.stderr, flush=True)
+    print(f"{'row':38s} {'':6s} {'tenferro':>11s} {'/numpy':>8s} {'/torch':>8s}")
+    for row in ROWS:
+        for label in ("before", "after"):
+            per_round = runs[label]
+            tf = statistics.median(x[row]["tenferro"] for x in per_round)
+            vs = {}
+            for other in ("numpy", "torch"):
+                if other in per_round[0][row]:
+                    vs[other] = statistics.median(
+                        x[row]["tenferro"] / x[row][other] for x in per_round
+                    )
+            np_r = f"{vs['numpy']:.2f}" if "numpy" in vs else "-"
+            th_r = f"{vs['torch']:.2f}" if "torch" in vs else "-"
+            shown = f"{tf * 1e6:.2f} µs" if tf < 1e-3 else f"{tf * 1e3:.2f} ms"
+            first = row if label == "before" else ""
+            print(f"{first:38s} {label:6s} {shown:>11s} {np_r:>8s} {th_r:>8s}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,191 @@
+"""Linear-algebra benchmarks: each engine operation against numpy.linalg and scipy.linalg.
+
+Every case times ``eng.<op>`` next to ``numpy.linalg`` and ``scipy.linalg`` on
+the same Fortran-ordered data (the numpy arrays are read-only views of the
+tensors' own memory), interleaved, at n = 64 and 256 (and 1024 for the cheap
+O(n^3) operations, full mode only). Target: tenferro / numpy <= 1.0 (never
+slower than numpy.linalg). One batched case (32 matrices of 64 x 64; quick: 4 of 32 x 32; trailing
+batch in tenferro; numpy and scipy get the leading-batch view of the same
+memory, which they copy to make each matrix contiguous) shows the batch
+convention. scipy runs with ``check_finite=False`` (tenferro does not scan
+the input either).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..engine.cpu import CpuEngine
+from ..tensor import Tensor, from_numpy
+from .harness import CaseResult, Target, time_case
+
+__all__ = ["run"]
+
+Array = np.ndarray[Any, Any]
+
+_TARGET = Target("tenferro", "numpy", 1.0)
+
+
+def _tensor(a: Array) -> tuple[Tensor, Array]:
+    """Adopt ``a`` (made Fortran-ordered) and return a read-only view of the same memory."""
+    t = from_numpy(np.asfortranarray(a))
+    return t, t.to_numpy()
+
+
+def _cases(
+    eng: CpuEngine, rng: np.random.Generator, n: int
+) -> list[tuple[str, Callable[[], Any], Callable[[], Any], Callable[[], Any] | None]]:
+    """(name, tenferro, numpy, scipy) for each operation at size ``n``."""
+    a, an = _tensor(rng.standard_normal((n, n)))
+    tall, tn = _tensor(rng.standard_normal((n + n // 2, n)))
+    spd_np = an @ an.T + n * np.eye(n)
+    spd, sn = _tensor(spd_np)
+    b, bn = _tensor(rng.standard_normal((n, 8)))
+    rhs, rhsn = _tensor(rng.standard_normal((n + n // 2, 8)))
+    e_, en = _tensor(0.1 * spd_np / n)
+    return [
+        (
+            "svd",
+            lambda: eng.svd(a),
+            lambda: np.linalg.svd(an, full_matrices=False),
+            lambda: sla.svd(an, full_matrices=False, check_finite=False),
+        ),
+        (
+            "svdvals",
+            lambda: eng.svdvals(a),
+            lambda: np.linalg.svd(an, compute_uv=False),
+            lambda: sla.svdvals(an, check_finite=False),
+        ),
+        (
+            "qr (tall)",
+            lambda: eng.qr(tall),
+            lambda: np.linalg.qr(tn),
+            lambda: sla.qr(tn, mode="economic", check_finite=False),
+        ),
+        (
+            "eigh",
+            lambda: eng.eigh(spd),
+            lambda: np.linalg.eigh(sn),
+            lambda: sla.eigh(sn, check_finite=False, driver="evd"),
+        ),
+        (
+            "eigvalsh",
+            lambda: eng.eigvalsh(spd),
+            lambda: np.linalg.eigvalsh(sn),
+            lambda: sla.eigh(sn, eigvals_only=True, check_finite=False, driver="evd"),
+        ),
+        (
+            "eig",
+            lambda: eng.eig(a),
+            lambda: np.linalg.eig(an),
+            lambda: sla.eig(an, check_finite=False),
+        ),
+        (
+            "cholesky",
+            lambda: eng.cholesky(spd),
+            lambda: np.linalg.cholesky(sn),
+            lambda: sla.cholesky(sn, lower=True, check_finite=False),
+        ),
+        (
+            "solve",
+            lambda: eng.solve(a, b),
+            lambda: np.linalg.solve(an, bn),
+            lambda: sla.solve(an, bn, check_finite=False),
+        ),
+        (
+            "inv",
+            lambda: eng.inv(a),
+            lambda: np.linalg.inv(an),
+            lambda: sla.inv(an, check_finite=False),
+        ),
+        (
+            "det",
+            lambda: eng.det(a),
+            lambda: np.linalg.det(an),
+            lambda: sla.det(an, check_finite=False),
+        ),
+        ("slogdet", lambda: eng.slogdet(a), lambda: np.linalg.slogdet(an), None),
+        (
+            "lstsq (tall)",
+            lambda: eng.lstsq(tall, rhs),
+            lambda: np.linalg.lstsq(tn, rhsn, rcond=None),
+            lambda: sla.lstsq(tn, rhsn, check_finite=False),
+        ),
+        (
+            "pinv",
+            lambda: eng.pinv(a),
+            lambda: np.linalg.pinv(an),
+            lambda: sla.pinv(an, check_finite=False),
+        ),
+        (
+            "matrix_norm fro",
+            lambda: eng.matrix_norm(a),
+            lambda: np.linalg.norm(an),
+            lambda: sla.norm(an, check_finite=False),
+        ),
+        (
+            "matrix_norm 2",
+            lambda: eng.matrix_norm(a, 2),
+            lambda: np.linalg.norm(an, 2),
+            lambda: sla.norm(an, 2, check_finite=False),
+        ),
+        ("expm", lambda: eng.expm(e_), lambda: sla.expm(en), None),
+    ]
+
+
+# Operations cheap enough to time at n = 1024 in full mode.
+_BIG = ("qr (tall)", "cholesky", "solve", "inv", "det", "slogdet", "matrix_norm fro")
+
+
+def run(quick: bool = False) -> list[CaseResult]:
+    """Time every operation; quick mode: n = 64 only, fewer repeats."""
+    eng = CpuEngine()
+    rng = np.random.default_rng(0)
+    sizes = (64,) if quick else (64, 256, 1024)
+    results: list[CaseResult] = []
+    for n in sizes:
+        repeats = 5 if quick else (15 if n <= 64 else 5 if n <= 256 else 3)
+        for name, tf, npf, spf in _cases(eng, rng, n):
+            if name == "expm" and n > 256:
+                continue
+            if n >= 1024 and name not in _BIG:
+                continue
+            contenders: list[tuple[str, Callable[[], Any]]] = [("tenferro", tf), ("numpy", npf)]
+            if spf is not None:
+                contenders.append(("scipy", spf))
+            results.append(
+                time_case(
+                    f"linalg {name} {n}x{n} f64",
+                    contenders,
+                    group="linalg",
+                    size=n,
+                    repeats=repeats,
+                    warmup=1,
+                    targets=[_TARGET],
+                )
+            )
+    # Batched: 32 matrices of 64 x 64. tenferro reads [64, 64, 32] (each matrix
+    # contiguous); numpy and scipy read the same memory as (32, 64, 64).
+    nb, m = (4, 32) if quick else (32, 64)
+    bt, btn = _tensor(rng.standard_normal((m, m, nb)))
+    lead = np.moveaxis(btn, -1, 0)
+    results.append(
+        time_case(
+            f"linalg batched svd {nb}x({m}x{m}) f64",
+            [
+                ("tenferro", lambda: eng.svd(bt)),
+                ("numpy", lambda: np.linalg.svd(lead, full_matrices=False)),
+                ("scipy", lambda: sla.svd(lead, full_matrices=False, check_finite=False)),
+            ],
+            group="linalg",
+            size=m,
+            repeats=5,
+            warmup=1,
+            targets=[_TARGET],
+        )
+    )
+    return results

@@ -1,0 +1,180 @@
+"""Run a compiled einsum `Plan` on numpy arrays, into pooled buffers.
+
+Values live in one list indexed like the plan (inputs first, as the caller's
+arrays in their logical shape; intermediates as the flat prefix of a pooled
+buffer). Each intermediate goes back to the pool right after the one step that
+consumes it, and each step's scratch transpositions right after that step, so
+the memory held is the path's live set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..gemm import MATMUL, Scratch, run_kernel
+from .planner import GEMM, REDUCE, Plan
+
+__all__ = ["execute"]
+
+Array = np.ndarray[Any, Any]
+
+_einsum = np.einsum
+_copyto = np.copyto
+
+
+def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
+    """Contract ``inputs`` per ``plan`` into ``out_nd`` (F-ordered, compact), writing
+    every element of it (each step's kernel writes all of its destination)."""
+    vals: list[Any] = [None] * plan.n_values
+    owners: list[Any] = [None] * plan.n_values
+    n_in = plan.n_inputs
+    for i, arr in enumerate(inputs):
+        drop = plan.squeeze[i]
+        # Size-1 axes that broadcast are dropped, as numpy's einsum does.
+        vals[i] = arr.squeeze(drop) if drop else arr
+    dtype = out_nd.dtype
+    out_flat = out_nd.reshape(-1, order="F")
+    scratch = Scratch(pool)
+    try:
+        for step in plan.steps:
+            kind = step[0]
+            if kind == GEMM:
+                _, sa, sb, op_a, op_b, kernel, dims, dst = step
+                if dst < 0:
+                    target = out_flat
+                else:
+                    size = dims[0] * dims[1] * dims[2]
+                    owner = pool.acquire(dtype, size)
+                    owners[dst] = owner
+                    target = vals[dst] = owner[:size]
+                _product(scratch, vals[sa], vals[sb], op_a, op_b, kernel, target.reshape(dims))
+                scratch.release()
+                _release(pool, vals, owners, sa, n_in)
+                _release(pool, vals, owners, sb, n_in)
+            elif kind == REDUCE:
+                _, src, dst, expr, shape, src_shape = step
+                x = vals[src]
+                if src_shape is not None:
+                    x = x.reshape(src_shape, order="F")
+                if dst < 0:
+                    target = out_nd
+                else:
+                    size = 1
+                    for d in shape:
+                        size *= d
+                    owner = pool.acquire(dtype, size)
+                    owners[dst] = owner
+                    flat = vals[dst] = owner[:size]
+                    target = flat.reshape(shape, order="F")
+                # np.einsum with out= writes every element of target.
+                _einsum(expr, x, out=target)
+                del x, target
+                _release(pool, vals, owners, src, n_in)
+            else:
+                _, src, src_shape, perm = step
+                # A full transposition copy writes every element of out_nd.
+                _copyto(out_nd, vals[src].reshape(src_shape, order="F").transpose(perm))
+                _release(pool, vals, owners, src, n_in)
+    except BaseException:
+        # Dropped, never pooled: the traceback keeps this frame's writable views of
+        # the intermediates and scratch (target, x; see EngineBase.run).
+        scratch.owners = []
+        vals.clear()
+        owners.clear()
+        raise
+    scratch.release()
+    vals.clear()
+    for owner in owners:
+        if owner is not None:
+            pool.recycle(owner, 0)
+
+
+def _product(
+    scratch: Scratch, a: Array, b: Array, op_a: Any, op_b: Any, kernel: int, out3: Array
+) -> None:
+    """One pairwise step into ``out3`` (its operand views die with this frame)."""
+    blas = kernel == MATMUL
+    if op_a[5] is not None:
+        _slabs(scratch, a, op_a, True, _operand(scratch, b, op_b, blas), kernel, out3)
+    elif op_b[5] is not None:
+        _slabs(scratch, b, op_b, False, _operand(scratch, a, op_a, blas), kernel, out3)
+    else:
+        run_kernel(kernel, _operand(scratch, a, op_a, blas), _operand(scratch, b, op_b, blas), out3)
+
+
+def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Array:
+    """One operand of a product as the C-ordered 3-D array the kernel reads."""
+    perm, dims, swap, shape, direct, _ = op
+    if direct:
+        # INVARIANT: an intermediate the plan reads in place is compact in exactly
+        # the grouped order, so its flat buffer reshapes to the view without a copy.
+        g = x.reshape(dims[::-1])
+    else:
+        if shape is not None:
+            x = x.reshape(shape, order="F")
+        g = scratch.grouped(x, perm, dims, blas)
+    return g.swapaxes(1, 2) if swap else g
+
+
+def _slabs(
+    scratch: Scratch,
+    x: Array,
+    op: tuple[Any, ...],
+    is_left: bool,
+    other: Array,
+    kernel: int,
+    out3: Array,
+) -> None:
+    """A product whose operand ``x`` is transposed one slab at a time (see the planner's
+    `_chunking`): a slab is a range of one free (or batch) index of ``x`` with its
+    later ones fixed, a contiguous range of the product's M (left), N (right) or
+    batch, written straight into that range of ``out3``. One scratch buffer serves
+    every slab."""
+    perm, dims, _, shape, _, (axis, d, ranges, later, batch) = op
+    if shape is not None:
+        x = x.reshape(shape, order="F")
+    xw = x.transpose(perm)
+    p, q, bt = dims
+    n_later = 1
+    for e in later:
+        n_later *= e
+    # Elements of the sliced group (M, N or the batch) before the range axis.
+    inner = (bt if batch else p if is_left else q) // (d * n_later)
+    step = -(-d // ranges)
+    owner = scratch.pool.acquire(x.dtype, p * q * bt // (d * n_later) * step)
+    scratch.owners.append(owner)
+    lead = (slice(None),) * axis
+    for flat_later, idx in enumerate(np.ndindex(*later[::-1])):
+        fixed = idx[::-1]  # ndindex runs its last index fastest; column-major runs the first
+        for lo in range(0, d, step):
+            hi = min(d, lo + step)
+            sub = xw[(*lead, slice(lo, hi), *fixed)]
+            width = inner * (hi - lo)
+            first = (flat_later * d + lo) * inner
+            slab = (p, q, width) if batch else (width, q, bt) if is_left else (p, width, bt)
+            flat = owner[: slab[0] * slab[1] * slab[2]]
+            # copyto writes every element of the slab's column-major destination.
+            _copyto(flat.reshape(sub.shape, order="F"), sub)
+            g = flat.reshape(slab[::-1])
+            rng = slice(first, first + width)
+            if batch:
+                a3, b3 = (g, other[rng]) if is_left else (other[rng], g)
+                run_kernel(kernel, a3, b3, out3[rng])
+                del a3, b3
+            elif is_left:
+                run_kernel(kernel, g, other, out3[:, :, rng])
+            else:
+                run_kernel(kernel, other, g, out3[:, rng, :])
+            del sub, g, flat
+
+
+def _release(pool: Any, vals: list[Any], owners: list[Any], vid: int, n_in: int) -> None:
+    """Give an intermediate back to the pool: its one consumer has run."""
+    if vid >= n_in:
+        vals[vid] = None
+        owner = owners[vid]
+        owners[vid] = None
+        if owner is not None:
+            pool.recycle(owner, 0)

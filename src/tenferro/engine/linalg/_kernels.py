@@ -1,0 +1,853 @@
+"""The linear-algebra kernels: LAPACK on pooled, column-major buffers.
+
+Each kernel is ``kernel(call, operands..., options...)`` (see `_adapter.run_call`):
+it reads its operands, takes its pooled outputs in the order the operation
+returns them, and fills them matrix by matrix over the trailing batch
+dimensions (``[M, N, B...]``: each matrix is contiguous column-major memory,
+exactly what LAPACK takes, so no transposition is ever needed).
+
+LAPACK overwrites its input, so the input matrix is first written into a
+pooled buffer (the result's own buffer where the routine returns the result in
+place: ``potrf``, ``getrf``/``getri``, ``syevd``, ``orgqr``; a pooled scratch
+buffer otherwise). That write is part of the computation, not a named copy: the
+caller's tensor is only read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ...dtype import DType
+from ...errors import DTypeError, LinAlgError, ValidationError
+from ._adapter import Array, LinalgCall, Shape
+from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int
+
+__all__ = [
+    "cholesky",
+    "det",
+    "eig",
+    "eigh",
+    "expm",
+    "inv",
+    "lq",
+    "lstsq",
+    "matrix_norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svd_truncated",
+    "vector_norm",
+]
+
+_LAPACK_T = (DType.F32, DType.F64, DType.C32, DType.C64)
+_COMPLEX_OF = {
+    DType.F32: DType.C32,
+    DType.F64: DType.C64,
+    DType.C32: DType.C32,
+    DType.C64: DType.C64,
+}
+_I32 = np.dtype(np.int32)
+_ALL = slice(None)
+
+
+# ---------------------------------------------------------------------- helpers
+def _check_dtype(op: str, dt: DType, what: str = "a") -> None:
+    if dt not in _LAPACK_T:
+        raise DTypeError(
+            op,
+            f"{what} has dtype {dt.name}; linear algebra runs on F32, F64, C32 or C64 "
+            "(convert first: eng.convert(t, tfr.DType.F64))",
+            kind="UNSUPPORTED_DTYPE",
+            dtype=dt,
+        )
+
+
+def _matrix(
+    call: LinalgCall, x: Any, square: bool = False, what: str = "a"
+) -> tuple[Array, DType, int, int, Shape]:
+    """``(array, dtype, M, N, batch)`` of a ``[M, N, B...]`` operand."""
+    op = call.op
+    arr, dt, shape = call.operand(x)
+    _check_dtype(op, dt, what)
+    if len(shape) < 2:
+        raise ValidationError(
+            op,
+            f"{what} must have at least 2 dimensions [M, N, B...], got shape {shape}",
+            kind="INVALID_RANK",
+            shape=shape,
+        )
+    if square and shape[0] != shape[1]:
+        raise ValidationError(
+            op,
+            f"{what} must be square in its first two dimensions, got shape {shape}",
+            kind="NOT_SQUARE",
+            shape=shape,
+        )
+    return arr, dt, shape[0], shape[1], shape[2:]
+
+
+def _items(batch: Shape) -> Iterator[tuple[int, ...]]:
+    """Every batch index (one empty index for an unbatched call)."""
+    return np.ndindex(*batch) if batch else iter(((),))
+
+
+def _mat(arr: Array, idx: tuple[int, ...]) -> Array:
+    """Matrix ``idx`` of a ``[M, N, B...]`` array (a view)."""
+    if not idx:
+        return arr
+    key: tuple[Any, ...] = (_ALL, _ALL, *idx)
+    out: Array = arr[key]
+    return out
+
+
+def _vec(arr: Array, idx: tuple[int, ...]) -> Array:
+    """Vector ``idx`` of a ``[K, B...]`` array (a view)."""
+    if not idx:
+        return arr
+    key: tuple[Any, ...] = (_ALL, *idx)
+    out: Array = arr[key]
+    return out
+
+
+def _check_info(op: str, info: int, kind: str, what: str, idx: tuple[int, ...]) -> None:
+    if info == 0:
+        return
+    if info < 0:  # an argument we pass is wrong: a bug here, not the caller's input
+        raise LinAlgError(
+            op, f"LAPACK rejected argument {-info}", kind="INVALID_ARGUMENT", batch_index=idx
+        )
+    at = f" at batch index {idx}" if idx else ""
+    raise LinAlgError(op, f"{what}{at} (LAPACK info={info})", kind=kind, batch_index=idx, info=info)
+
+
+def _eps(dt: DType) -> float:
+    return float(np.finfo(dt.real.numpy).eps)
+
+
+def _identity_fill(arr: Array) -> None:
+    """Write the identity into every ``[M, N]`` matrix of ``arr`` (all elements written)."""
+    arr[...] = 0
+    r = min(arr.shape[0], arr.shape[1])
+    for i in range(r):
+        arr[i, i, ...] = 1
+
+
+def _zero_below(mat: Array, k: int) -> None:
+    """Zero the strictly lower part of the first ``k`` columns of ``mat``."""
+    m = mat.shape[0]
+    for j in range(min(k, m)):
+        mat[j + 1 :, j] = 0
+
+
+def _zero_above(mat: Array, k: int) -> None:
+    """Zero the strictly upper part of the first ``k`` rows of ``mat``."""
+    n = mat.shape[1]
+    for j in range(1, n):
+        mat[: min(j, k), j] = 0
+
+
+def _same_memory_or_copy(dst: Array, src: Array) -> None:
+    """f2py returns ``dst`` itself when it could work in place; otherwise write it."""
+    if src is not dst and not np.may_share_memory(src, dst):  # pragma: no cover
+        np.copyto(dst, src)
+
+
+_lwork_cache: dict[tuple[str, DType, tuple[int, ...]], int] = {}
+
+
+def _lwork(name: str, dt: DType, *args: int) -> int:
+    """The optimal ``lwork`` from scipy's ``<routine>_lwork`` query, cached per shape.
+
+    The f2py wrappers' default ``lwork`` is LAPACK's minimum, which runs the
+    unblocked (slow) code path.
+    """
+    key = (name, dt, args)
+    value = _lwork_cache.get(key)
+    if value is None:
+        out = f2py(name + "_lwork", dt)(*args)
+        value = _lwork_cache[key] = lwork_from(out[0])
+    return value
+
+
+def _orgqr_lwork(dt: DType, m: int, n: int, k: int) -> int:
+    """The optimal ``lwork`` of ``?orgqr``/``?ungqr`` (a LAPACK ``lwork = -1`` query)."""
+    key = ("orgqr", dt, (m, n, k))
+    value = _lwork_cache.get(key)
+    if value is None:
+        probe = np.empty(1, dt.numpy)
+        work = np.empty(1, dt.numpy)
+        info = info_int()
+        raw("orgqr", dt)(
+            ref_int(m), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(m, 1)),
+            probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
+        )  # fmt: skip
+        value = _lwork_cache[key] = lwork_from(work[0])
+    return value
+
+
+# ---------------------------------------------------------------------- SVD
+_gesdd_sizes: dict[tuple[DType, bytes, int, int], tuple[int, int]] = {}
+
+
+def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
+    """``(lwork, lrwork)`` for ``?gesdd``: LAPACK's own query, cached per shape."""
+    key = (dt, jobz, m, n)
+    sizes = _gesdd_sizes.get(key)
+    if sizes is None:
+        k = min(m, n)
+        probe = np.empty(max(m * n, 1), dt.numpy)
+        work = np.empty(1, dt.numpy)
+        iwork = np.empty(max(8 * k, 1), _I32)
+        info = info_int()
+        args: list[Any] = [
+            ref_char(jobz),
+            ref_int(m),
+            ref_int(n),
+            probe.ctypes.data,
+            ref_int(max(m, 1)),
+            probe.ctypes.data,
+            probe.ctypes.data,
+            ref_int(max(m, 1)),
+            probe.ctypes.data,
+            ref_int(max(n, 1)),
+            work.ctypes.data,
+            ref_int(-1),
+        ]
+        if dt.is_complex:
+            args.append(probe.ctypes.data)
+        args += [iwork.ctypes.data, byref(info)]
+        raw("gesdd", dt)(*args)
+        if jobz == b"N":
+            lrwork = 7 * k
+        else:
+            lrwork = max(5 * k * k + 5 * k, 2 * max(m, n) * k + 2 * k * k + k)
+        sizes = (lwork_from(work[0]), max(lrwork, 1))
+        _gesdd_sizes[key] = sizes
+    return sizes
+
+
+def _gesdd(
+    call: LinalgCall,
+    arr: Array,
+    dt: DType,
+    m: int,
+    n: int,
+    batch: Shape,
+    jobz: bytes,
+    u: Array | None,
+    s: Array,
+    vh: Array | None,
+) -> None:
+    """Fill ``s`` (and ``u``, ``vh`` unless ``jobz == b"N"``) for every matrix of ``arr``.
+
+    ``u`` is ``[M, Ku, B...]``, ``s`` is ``[K, B...]`` and ``vh`` is ``[Kv, N, B...]``,
+    all F-ordered (pooled outputs or scratch). Every buffer LAPACK touches is pooled.
+    """
+    k = min(m, n)
+    lwork, lrwork = _gesdd_workspace(dt, jobz, m, n)
+    # The workspace (the largest buffer) is taken first: the pool is best fit, and a
+    # smaller request taken first could claim the buffer the workspace fits in.
+    work = call.reused("gesdd.work", lwork, dt.numpy)
+    a_s = call.reused("gesdd.a", m * n, dt.numpy).reshape((m, n), order="F")
+    iwork = call.reused("gesdd.iwork", 8 * k, _I32)
+    rwork = call.reused("gesdd.rwork", lrwork, dt.real.numpy) if dt.is_complex else None
+    fn = raw("gesdd", dt)
+    ldvt = (n if jobz == b"A" else k) if jobz != b"N" else 1
+    ldu = max(m, 1) if jobz != b"N" else 1
+    info = info_int()
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        s_b = _vec(s, idx)
+        u_ptr = _mat(u, idx).ctypes.data if u is not None else a_s.ctypes.data
+        vt_ptr = _mat(vh, idx).ctypes.data if vh is not None else a_s.ctypes.data
+        args: list[Any] = [
+            ref_char(jobz),
+            ref_int(m),
+            ref_int(n),
+            a_s.ctypes.data,
+            ref_int(max(m, 1)),
+            s_b.ctypes.data,
+            u_ptr,
+            ref_int(ldu),
+            vt_ptr,
+            ref_int(max(ldvt, 1)),
+            work.ctypes.data,
+            ref_int(lwork),
+        ]
+        if rwork is not None:
+            args.append(rwork.ctypes.data)
+        args += [iwork.ctypes.data, byref(info)]
+        # INVARIANT: u, s, vh matrices are contiguous column-major (pooled [M, N, B...]
+        # arrays indexed on trailing axes), as LAPACK reads them through raw pointers.
+        fn(*args)
+        if info.value == -4:
+            # gesdd's own NaN check reports the matrix argument as invalid.
+            raise LinAlgError(
+                call.op,
+                f"the matrix{f' at batch index {idx}' if idx else ''} has NaN entries",
+                kind="NOT_FINITE",
+                batch_index=idx,
+                info=-4,
+            )
+        _check_info(call.op, info.value, "NOT_CONVERGED", "the SVD did not converge", idx)
+
+
+def svd(call: LinalgCall, x: Any, full_matrices: bool, compute_uv: bool) -> None:
+    """Outputs: U ``[M, M|K, B...]``, S ``[K, B...]``, Vh ``[N|K, N, B...]`` (or S alone)."""
+    arr, dt, m, n, batch = _matrix(call, x)
+    k = min(m, n)
+    ucols, vrows = (m, n) if full_matrices else (k, k)
+    u = call.output((m, ucols, *batch), dt) if compute_uv else None
+    s = call.output((k, *batch), dt.real)
+    vh = call.output((vrows, n, *batch), dt) if compute_uv else None
+    if k == 0:
+        # No singular values; full_matrices still asks for orthonormal bases.
+        for out in (u, vh):
+            if out is not None:
+                _identity_fill(out)
+        return
+    jobz = b"N" if not compute_uv else (b"A" if full_matrices else b"S")
+    _gesdd(call, arr, dt, m, n, batch, jobz, u, s, vh)
+
+
+def svd_truncated(
+    call: LinalgCall, x: Any, max_rank: int | None, cutoff: float, relative: bool
+) -> None:
+    """Outputs: U ``[M, r, B...]``, S ``[r, B...]``, Vh ``[r, N, B...]``, discarded ``[B...]``."""
+    op = call.op
+    if max_rank is not None and (
+        isinstance(max_rank, bool) or not isinstance(max_rank, int) or max_rank < 1
+    ):
+        raise ValidationError(
+            op, f"max_rank must be a positive int or None, got {max_rank!r}", kind="INVALID_RANK"
+        )
+    if not isinstance(cutoff, (int, float)) or not cutoff >= 0:
+        raise ValidationError(
+            op, f"cutoff must be a non-negative number, got {cutoff!r}", kind="INVALID_CUTOFF"
+        )
+    arr, dt, m, n, batch = _matrix(call, x)
+    k = min(m, n)
+    rdt = dt.real
+    nb = math.prod(batch)
+    if k:
+        # Largest first (see `_gesdd`): the workspace before the factor buffers.
+        call.reused("gesdd.work", _gesdd_workspace(dt, b"S", m, n)[0], dt.numpy)
+    u_s = call.scratch(m * k * nb, dt.numpy).reshape((m, k, *batch), order="F")
+    s_s = call.scratch(k * nb, rdt.numpy).reshape((k, *batch), order="F")
+    v_s = call.scratch(k * n * nb, dt.numpy).reshape((k, n, *batch), order="F")
+    if k:
+        _gesdd(call, arr, dt, m, n, batch, b"S", u_s, s_s, v_s)
+    # Rank kept per matrix: values >= threshold, at most max_rank, at least one.
+    keeps: list[int] = []
+    for idx in _items(batch):
+        sv = _vec(s_s, idx)
+        if k == 0:
+            keeps.append(0)
+            continue
+        threshold = cutoff * float(sv[0]) if relative else float(cutoff)
+        kept = int(np.count_nonzero(sv >= threshold)) if threshold > 0 else k
+        if max_rank is not None:
+            kept = min(kept, max_rank)
+        keeps.append(max(kept, 1))
+    r = max(keeps, default=min(k, max_rank) if max_rank is not None else k)
+    u = call.output((m, r, *batch), dt)
+    s = call.output((r, *batch), rdt)
+    vh = call.output((r, n, *batch), dt)
+    disc = call.output(batch, rdt)
+    np.copyto(u, u_s[:, :r])
+    np.copyto(s, s_s[:r])
+    np.copyto(vh, v_s[:r])
+    for idx, kept in zip(_items(batch), keeps, strict=False):
+        sv = _vec(s_s, idx)
+        tail = sv[kept:]
+        disc[idx] = float(np.dot(tail, tail))
+        # A matrix that keeps fewer than the common rank r gets zeros there, so
+        # U S Vh is its own truncation.
+        _vec(s, idx)[kept:] = 0
+
+
+# ---------------------------------------------------------------------- QR and LQ
+def _check_mode(op: str, mode: str) -> None:
+    if mode not in ("reduced", "complete"):
+        raise ValidationError(
+            op, f"mode must be 'reduced' or 'complete', got {mode!r}", kind="INVALID_MODE"
+        )
+
+
+def qr(call: LinalgCall, x: Any, mode: str) -> None:
+    """Outputs: Q ``[M, Kq, B...]``, R ``[Kq, N, B...]`` (Kq = K reduced, M complete)."""
+    _check_mode(call.op, mode)
+    arr, dt, m, n, batch = _matrix(call, x)
+    k = min(m, n)
+    qc = m if mode == "complete" else k
+    q = call.output((m, qc, *batch), dt)
+    r = call.output((qc, n, *batch), dt)
+    if k == 0:
+        _identity_fill(q)
+        r[...] = 0
+        return
+    geqrf = f2py("geqrf", dt)
+    orgqr = f2py("orgqr", dt)
+    a_s = call.matrix_scratch(m, n, dt.numpy)
+    lw_qr = _lwork("geqrf", dt, m, n)
+    lw_org = _orgqr_lwork(dt, m, qc, k)
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        qr_, tau, _work, info = geqrf(a_s, lwork=lw_qr, overwrite_a=1)
+        _same_memory_or_copy(a_s, qr_)
+        _check_info(call.op, info, "NOT_CONVERGED", "geqrf failed", idx)
+        r_b = _mat(r, idx)
+        np.copyto(r_b[:k], a_s[:k])
+        _zero_below(r_b, k)
+        r_b[k:] = 0
+        q_b = _mat(q, idx)
+        # The reflectors (first k columns) go into Q's own buffer, which orgqr then
+        # overwrites in place with Q (it sets any columns past k itself).
+        np.copyto(q_b[:, :k], a_s[:, :k])
+        q_, _work, info = orgqr(q_b, tau, lwork=lw_org, overwrite_a=1)
+        _same_memory_or_copy(q_b, q_)
+        _check_info(call.op, info, "NOT_CONVERGED", "orgqr failed", idx)
+
+
+def _lq_workspace(call: LinalgCall, dt: DType, m: int, n: int, rows: int, k: int) -> int:
+    probe = np.empty(1, dt.numpy)
+    work = np.empty(1, dt.numpy)
+    info = info_int()
+    raw("gelqf", dt)(
+        ref_int(m), ref_int(n), probe.ctypes.data, ref_int(max(m, 1)), probe.ctypes.data,
+        work.ctypes.data, ref_int(-1), byref(info),
+    )  # fmt: skip
+    lw = lwork_from(work[0])
+    raw("orglq", dt)(
+        ref_int(rows), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(rows, 1)),
+        probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
+    )  # fmt: skip
+    return max(lw, lwork_from(work[0]))
+
+
+def lq(call: LinalgCall, x: Any, mode: str) -> None:
+    """Outputs: L ``[M, Kq, B...]``, Q ``[Kq, N, B...]`` (Kq = K reduced, N complete)."""
+    _check_mode(call.op, mode)
+    arr, dt, m, n, batch = _matrix(call, x)
+    k = min(m, n)
+    qr_rows = n if mode == "complete" else k
+    lo = call.output((m, qr_rows, *batch), dt)
+    q = call.output((qr_rows, n, *batch), dt)
+    if k == 0:
+        lo[...] = 0
+        _identity_fill(q)
+        return
+    lwork = _lq_workspace(call, dt, m, n, qr_rows, k)
+    a_s = call.matrix_scratch(m, n, dt.numpy)
+    tau = call.scratch(k, dt.numpy)
+    work = call.scratch(lwork, dt.numpy)
+    gelqf = raw("gelqf", dt)
+    orglq = raw("orglq", dt)
+    info = info_int()
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        gelqf(
+            ref_int(m), ref_int(n), a_s.ctypes.data, ref_int(m), tau.ctypes.data,
+            work.ctypes.data, ref_int(lwork), byref(info),
+        )  # fmt: skip
+        _check_info(call.op, info.value, "NOT_CONVERGED", "gelqf failed", idx)
+        l_b = _mat(lo, idx)
+        np.copyto(l_b[:, :k], a_s[:, :k])
+        _zero_above(l_b[:, :k], k)
+        l_b[:, k:] = 0
+        q_b = _mat(q, idx)
+        np.copyto(q_b[:k], a_s[:k])
+        # INVARIANT: q_b is contiguous column-major with leading dimension qr_rows.
+        orglq(
+            ref_int(qr_rows), ref_int(n), ref_int(k), q_b.ctypes.data, ref_int(qr_rows),
+            tau.ctypes.data, work.ctypes.data, ref_int(lwork), byref(info),
+        )  # fmt: skip
+        _check_info(call.op, info.value, "NOT_CONVERGED", "orglq failed", idx)
+
+
+# ---------------------------------------------------------------------- eigenproblems
+def _check_uplo(op: str, uplo: str) -> None:
+    if uplo not in ("L", "U"):
+        raise ValidationError(op, f"uplo must be 'L' or 'U', got {uplo!r}", kind="INVALID_UPLO")
+
+
+def eigh(call: LinalgCall, x: Any, uplo: str, vectors: bool) -> None:
+    """Outputs: eigenvalues ``[N, B...]`` ascending (real), eigenvectors ``[N, N, B...]``."""
+    _check_uplo(call.op, uplo)
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    w = call.output((n, *batch), dt.real)
+    v = call.output((n, n, *batch), dt) if vectors else None
+    if n == 0:
+        return
+    fn = f2py("syevd", dt)
+    a_s = None if vectors else call.matrix_scratch(n, n, dt.numpy)
+    lower = int(uplo == "L")
+    for idx in _items(batch):
+        # With vectors, syevd overwrites the matrix with them: work in V's buffer.
+        target = _mat(v, idx) if v is not None else a_s
+        assert target is not None
+        np.copyto(target, _mat(arr, idx))
+        w_b, v_b, info = fn(target, compute_v=int(vectors), lower=lower, overwrite_a=1)
+        _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
+        if vectors:
+            _same_memory_or_copy(target, v_b)
+        np.copyto(_vec(w, idx), w_b)
+
+
+def eig(call: LinalgCall, x: Any) -> None:
+    """Outputs: eigenvalues ``[N, B...]`` and right eigenvectors ``[N, N, B...]``, complex."""
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    cdt = _COMPLEX_OF[dt]
+    w = call.output((n, *batch), cdt)
+    v = call.output((n, n, *batch), cdt)
+    if n == 0:
+        return
+    fn = f2py("geev", dt)
+    lw = _lwork("geev", dt, n, 0, 1)
+    a_s = call.matrix_scratch(n, n, dt.numpy)
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        w_b = _vec(w, idx)
+        v_b = _mat(v, idx)
+        if dt.is_complex:
+            wc, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, lwork=lw, overwrite_a=1)
+            _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
+            np.copyto(w_b, wc)
+            np.copyto(v_b, vr)
+            continue
+        wr, wi, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, lwork=lw, overwrite_a=1)
+        _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
+        w_b.real = wr
+        w_b.imag = wi
+        # Real geev stores a complex pair's vectors as (re, im) in two columns.
+        j = 0
+        while j < n:
+            if wi[j] > 0 and j + 1 < n:
+                v_b[:, j].real = vr[:, j]
+                v_b[:, j].imag = vr[:, j + 1]
+                np.conjugate(v_b[:, j], out=v_b[:, j + 1])
+                j += 2
+            else:
+                v_b[:, j].real = vr[:, j]
+                v_b[:, j].imag = 0
+                j += 1
+
+
+# ---------------------------------------------------------------------- Cholesky, LU
+def cholesky(call: LinalgCall, x: Any, upper: bool) -> None:
+    """Output: the Cholesky factor ``[N, N, B...]`` (the other triangle zero)."""
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    c = call.output((n, n, *batch), dt)
+    if n == 0:
+        return
+    fn = f2py("potrf", dt)
+    for idx in _items(batch):
+        c_b = _mat(c, idx)
+        np.copyto(c_b, _mat(arr, idx))
+        c_, info = fn(c_b, lower=int(not upper), clean=1, overwrite_a=1)
+        _same_memory_or_copy(c_b, c_)
+        _check_info(
+            call.op, info, "NOT_POSITIVE_DEFINITE", "the matrix is not positive definite", idx
+        )
+
+
+def _rhs(call: LinalgCall, b: Any, dt: DType, n: int, batch: Shape) -> tuple[Array, bool]:
+    """The right-hand side ``[N, K, B...]`` or ``[N, B...]``; True for a vector rhs."""
+    op = call.op
+    arr, bdt, shape = call.operand(b)
+    if bdt is not dt:
+        raise DTypeError(
+            op,
+            f"a and b dtypes differ: {dt.name} and {bdt.name}; there is no implicit promotion "
+            "(convert one of them with eng.convert)",
+            kind="DTYPE_MISMATCH",
+        )
+    nb = len(batch)
+    if len(shape) == nb + 1 and shape[0] == n and shape[1:] == batch:
+        return arr, True
+    if len(shape) == nb + 2 and shape[0] == n and shape[2:] == batch:
+        return arr, False
+    raise ValidationError(
+        op,
+        f"b must have shape [{n}, K, *{batch}] or [{n}, *{batch}] for a of batch {batch}, "
+        f"got {shape}",
+        kind="SHAPE_MISMATCH",
+        shape=shape,
+    )
+
+
+def solve(call: LinalgCall, a: Any, b: Any) -> None:
+    """Output: X with ``A X = B``, shaped like B."""
+    arr, dt, _, n, batch = _matrix(call, a, square=True)
+    barr, vector = _rhs(call, b, dt, n, batch)
+    x = call.output(barr.shape, dt)
+    if x.size == 0 and n:
+        return
+    fn = f2py("gesv", dt)
+    a_s = call.matrix_scratch(n, n, dt.numpy)
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        if vector:
+            x_b = _vec(x, idx).reshape((n, 1), order="F")
+            np.copyto(x_b[:, 0], _vec(barr, idx))
+        else:
+            x_b = _mat(x, idx)
+            np.copyto(x_b, _mat(barr, idx))
+        if n == 0:
+            continue
+        _lu, _piv, x_, info = fn(a_s, x_b, overwrite_a=1, overwrite_b=1)
+        _same_memory_or_copy(x_b, x_)
+        _check_info(call.op, info, "SINGULAR", "the matrix is singular", idx)
+
+
+def inv(call: LinalgCall, x: Any) -> None:
+    """Output: the inverse ``[N, N, B...]``."""
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    out = call.output((n, n, *batch), dt)
+    if n == 0:
+        return
+    getrf = f2py("getrf", dt)
+    getri = f2py("getri", dt)
+    lw = _lwork("getri", dt, n)
+    for idx in _items(batch):
+        o_b = _mat(out, idx)
+        np.copyto(o_b, _mat(arr, idx))
+        lu, piv, info = getrf(o_b, overwrite_a=1)
+        _same_memory_or_copy(o_b, lu)
+        _check_info(call.op, info, "SINGULAR", "the matrix is singular", idx)
+        inv_, info = getri(o_b, piv, lwork=lw, overwrite_lu=1)
+        _same_memory_or_copy(o_b, inv_)
+        _check_info(call.op, info, "SINGULAR", "the matrix is singular", idx)
+
+
+_aranges: dict[tuple[int, np.dtype[Any]], Array] = {}
+
+
+def _arange(n: int, dtype: np.dtype[Any]) -> Array:
+    """``0..n-1`` (read-only, cached): the pivot vector of no row exchange."""
+    key = (n, dtype)
+    r = _aranges.get(key)
+    if r is None:
+        r = np.arange(n, dtype=dtype)
+        r.flags.writeable = False
+        _aranges[key] = r
+    return r
+
+
+def _lu_diag(
+    call: LinalgCall, arr: Array, dt: DType, n: int, batch: Shape
+) -> Iterator[tuple[tuple[int, ...], Array, int]]:
+    """``(idx, diagonal of U, permutation parity)`` of each matrix's LU factorisation."""
+    getrf = f2py("getrf", dt)
+    a_s = call.matrix_scratch(n, n, dt.numpy)
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        lu, piv, _info = getrf(a_s, overwrite_a=1)
+        _same_memory_or_copy(a_s, lu)
+        # info > 0: U is exactly singular; its zero diagonal gives det 0, no error.
+        swaps = int(np.count_nonzero(piv != _arange(n, piv.dtype)))
+        yield idx, np.diagonal(a_s), swaps % 2
+
+
+def det(call: LinalgCall, x: Any) -> None:
+    """Output: the determinants ``[B...]``."""
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    d = call.output(batch, dt)
+    if n == 0:
+        d[...] = 1
+        return
+    for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
+        value = np.prod(diag)
+        d[idx] = -value if parity else value
+
+
+def slogdet(call: LinalgCall, x: Any) -> None:
+    """Outputs: sign ``[B...]`` (dtype of a) and log|det| ``[B...]`` (real)."""
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    sign = call.output(batch, dt)
+    logabs = call.output(batch, dt.real)
+    if n == 0:
+        sign[...] = 1
+        logabs[...] = 0
+        return
+    for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
+        absd = np.abs(diag)
+        if not np.all(absd):
+            sign[idx] = 0
+            logabs[idx] = -np.inf
+            continue
+        phase = np.prod(diag / absd)
+        sign[idx] = -phase if parity else phase
+        logabs[idx] = np.sum(np.log(absd))
+
+
+def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
+    """Outputs: solution, residuals, rank ``[B...]`` (I64), singular values ``[K, B...]``."""
+    arr, dt, m, n, batch = _matrix(call, a)
+    barr, vector = _rhs(call, b, dt, m, batch)
+    nrhs = 1 if vector else barr.shape[1]
+    k = min(m, n)
+    rdt = dt.real
+    x = call.output((n, *batch) if vector else (n, nrhs, *batch), dt)
+    res_shape: Shape = ((*batch,) if vector else (nrhs, *batch)) if m > n else (0,)
+    res = call.output(res_shape, rdt)
+    rank = call.output(batch, DType.I64)
+    sv = call.output((k, *batch), rdt)
+    if k == 0:
+        x[...] = 0
+        rank[...] = 0
+        if m > n:
+            for idx in _items(batch):
+                if vector:
+                    bv = _vec(barr, idx)
+                    res[idx] = np.vdot(bv, bv).real
+                else:
+                    bm = _mat(barr, idx)
+                    _vec(res, idx)[...] = np.sum(bm.real**2 + bm.imag**2, axis=0)
+        return
+    cond = _eps(dt) * max(m, n) if rcond is None else float(rcond)
+    mx = max(m, n)
+    gelsd = f2py("gelsd", dt)
+    lwork_fn = f2py("gelsd_lwork", dt)
+    if dt.is_complex:
+        work, rwork, iwork, info = lwork_fn(m, n, nrhs, cond)
+        sizes: tuple[int, ...] = (lwork_from(work), int(rwork), int(iwork))
+    else:
+        work, iwork, info = lwork_fn(m, n, nrhs, cond)
+        sizes = (lwork_from(work), int(iwork))
+    a_s = call.matrix_scratch(m, n, dt.numpy)
+    b_s = call.matrix_scratch(mx, nrhs, dt.numpy)
+    for idx in _items(batch):
+        np.copyto(a_s, _mat(arr, idx))
+        if vector:
+            np.copyto(b_s[:m, 0], _vec(barr, idx))
+        else:
+            np.copyto(b_s[:m], _mat(barr, idx))
+        x_, s_, rank_, info = gelsd(a_s, b_s, *sizes, cond=cond, overwrite_a=1, overwrite_b=1)
+        _same_memory_or_copy(b_s, x_)
+        _check_info(call.op, info, "NOT_CONVERGED", "the SVD in lstsq did not converge", idx)
+        if vector:
+            np.copyto(_vec(x, idx), b_s[:n, 0])
+        else:
+            np.copyto(_mat(x, idx), b_s[:n])
+        np.copyto(_vec(sv, idx), s_)
+        rank[idx] = rank_
+        if m > n:
+            # Rows n..m of the overwritten b hold the residual components only when
+            # the matrix has full column rank (LAPACK's contract); NaN otherwise.
+            tail = b_s[n:m]
+            sq = np.sum(tail.real**2 + tail.imag**2, axis=0)
+            if rank_ != n:
+                sq[...] = np.nan
+            if vector:
+                res[idx] = sq[0]
+            else:
+                _vec(res, idx)[...] = sq
+
+
+def pinv(call: LinalgCall, x: Any, rtol: float | None) -> None:
+    """Output: the pseudo-inverse ``[N, M, B...]`` (singular values <= rtol * max cut)."""
+    arr, dt, m, n, batch = _matrix(call, x)
+    out = call.output((n, m, *batch), dt)
+    k = min(m, n)
+    if k == 0:
+        out[...] = 0
+        return
+    cut = _eps(dt) * max(m, n) if rtol is None else float(rtol)
+    u_s = call.matrix_scratch(m, k, dt.numpy)
+    s_s = call.scratch(k, dt.real.numpy)
+    v_s = call.matrix_scratch(k, n, dt.numpy)
+    for idx in _items(batch):
+        _gesdd(call, _mat(arr, idx), dt, m, n, (), b"S", u_s, s_s, v_s)
+        big = s_s > cut * s_s[0]
+        np.divide(1.0, s_s, out=s_s, where=big)
+        s_s[~big] = 0
+        np.multiply(u_s, s_s, out=u_s)
+        if dt.is_complex:
+            np.conjugate(u_s, out=u_s)
+            np.conjugate(v_s, out=v_s)
+        # pinv = V diag(1/s) U^H = (conj Vh)^T (conj U diag(1/s))^T, written straight
+        # into the pooled output.
+        np.matmul(v_s.T, u_s.T, out=_mat(out, idx))
+
+
+# ---------------------------------------------------------------------- norms, expm
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+
+
+def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
+    """Output: the norm of each matrix, ``[B...]``, real."""
+    op = call.op
+    if not any(ord == o and type(ord) is not bool for o in _MATRIX_ORDS):
+        raise ValidationError(
+            op,
+            f"ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got {ord!r}",
+            kind="INVALID_ORD",
+        )
+    arr, dt, m, n, batch = _matrix(call, x)
+    out = call.output(batch, dt.real)
+    if m == 0 or n == 0:
+        out[...] = 0
+        return
+    if ord in ("nuc", 2, -2):
+        k = min(m, n)
+        s_s = call.scratch(k, dt.real.numpy)
+        for idx in _items(batch):
+            _gesdd(call, _mat(arr, idx), dt, m, n, (), b"N", None, s_s, None)
+            out[idx] = s_s.sum() if ord == "nuc" else (s_s[0] if ord == 2 else s_s[-1])
+        return
+    for idx in _items(batch):
+        mat = _mat(arr, idx)
+        if ord == "fro" and mat.flags.f_contiguous:
+            out[idx] = _two_norm(mat.reshape(-1, order="F"))
+        else:
+            out[idx] = np.linalg.norm(mat, ord)
+
+
+def _two_norm(flat: Array) -> float:
+    """The 2-norm of a contiguous 1-D array: sqrt of BLAS dot, no temporary.
+
+    (BLAS ``nrm2`` guards against overflow with a scaled loop that is 10x slower;
+    numpy's own ``norm`` takes the same dot-product route.)
+    """
+    return math.sqrt(np.vdot(flat, flat).real) if flat.size else 0.0
+
+
+def vector_norm(call: LinalgCall, x: Any, axes: Any, keepdims: bool, ord: Any) -> None:
+    """Output: the vector norm over ``axes`` (all axes for None), real."""
+    op = call.op
+    arr, dt, _shape = call.operand(x)
+    _check_dtype(op, dt, "x")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise ValidationError(op, f"ord must be a number, got {ord!r}", kind="INVALID_ORD")
+    if axes is None and ord == 2 and not keepdims and arr.flags.f_contiguous:
+        out = call.output((), dt.real)
+        flat = arr.reshape(-1, order="F")
+        out[...] = _two_norm(flat)
+        return
+    try:
+        value = np.linalg.vector_norm(arr, axis=axes, keepdims=keepdims, ord=ord)
+    except (ValueError, TypeError, np.exceptions.AxisError) as exc:
+        raise ValidationError(op, str(exc), kind="INVALID_AXES") from None
+    res = call.output(np.shape(value), dt.real)
+    np.copyto(res, value)
+
+
+def expm(call: LinalgCall, x: Any) -> None:
+    """Output: the matrix exponential ``[N, N, B...]`` (scipy.linalg.expm per matrix)."""
+    arr, dt, _, n, batch = _matrix(call, x, square=True)
+    out = call.output((n, n, *batch), dt)
+    if n == 0:
+        return
+    from scipy.linalg import expm as _expm  # first use only (see `_lapack.f2py`)
+
+    for idx in _items(batch):
+        # scipy allocates its own result (and the Pade temporaries); it is written
+        # into the pooled output: one pass over N*N elements of the result.
+        np.copyto(_mat(out, idx), _expm(_mat(arr, idx)))

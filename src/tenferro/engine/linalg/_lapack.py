@@ -1,0 +1,100 @@
+"""Finding scipy's LAPACK routines for a dtype, in its two Python-reachable forms.
+
+* `f2py(name, dtype)`: the ``scipy.linalg.lapack`` wrapper (``dgeqrf`` ...). With
+  ``overwrite_a=1`` on an F-ordered array of the right dtype it works in place,
+  so a pooled buffer becomes the result with no transposition and no copy.
+* `raw(name, dtype)`: the same LAPACK routine as exported by
+  ``scipy.linalg.cython_lapack`` (a function pointer in a capsule), called
+  through ctypes with every argument by address. Used where the f2py wrapper
+  would allocate the outputs or the workspace itself (``gesdd``'s U and Vh,
+  ``gelqf``/``orglq`` which scipy does not wrap): here every buffer is pooled.
+  ctypes releases the GIL during the call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+import numpy as np
+
+from ...dtype import DType
+
+__all__ = ["PREFIX", "byref", "f2py", "info_int", "lwork_from", "raw", "ref_char", "ref_int"]
+
+PREFIX = {DType.F32: "s", DType.F64: "d", DType.C32: "c", DType.C64: "z"}
+
+# Real-dtype names whose complex counterpart has another name.
+_COMPLEX_NAME = {"syevd": "heevd", "orgqr": "ungqr", "orglq": "unglq", "syev": "heev"}
+
+_capi = ctypes.pythonapi
+_capi.PyCapsule_GetName.restype = ctypes.c_char_p
+_capi.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+_raw_cache: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def _name(name: str, dtype: DType) -> str:
+    if dtype.is_complex:
+        name = _COMPLEX_NAME.get(name, name)
+    return PREFIX[dtype] + name
+
+
+def f2py(name: str, dtype: DType) -> Any:
+    """The ``scipy.linalg.lapack`` wrapper of routine ``name`` for ``dtype``."""
+    # Imported on first use: scipy.linalg costs most of a second at import, and
+    # `import tenferro` should not pay it before any factorisation runs.
+    from scipy.linalg import lapack
+
+    return getattr(lapack, _name(name, dtype))
+
+
+def raw(name: str, dtype: DType) -> Any:
+    """The ``cython_lapack`` routine ``name`` for ``dtype`` as a ctypes function.
+
+    Every argument is passed as an address (``ref_int``, ``ref_char``,
+    ``array.ctypes.data``); the routine returns nothing (``info`` is an argument).
+    """
+    full = _name(name, dtype)
+    fn = _raw_cache.get(full)
+    if fn is None:
+        from scipy.linalg import cython_lapack  # first use only (see `f2py`)
+
+        with _lock:
+            capsule = cython_lapack.__pyx_capi__[full]
+            ptr = _capi.PyCapsule_GetPointer(capsule, _capi.PyCapsule_GetName(capsule))
+            # The argument count is read off the capsule's C signature.
+            sig = _capi.PyCapsule_GetName(capsule).decode()
+            nargs = sig.count(",") + 1
+            fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nargs))(ptr)
+            _raw_cache[full] = fn
+    return fn
+
+
+def ref_int(value: int) -> Any:
+    """A LAPACK integer argument (by address)."""
+    return ctypes.byref(ctypes.c_int(value))
+
+
+def ref_char(value: bytes) -> Any:
+    """A LAPACK character argument (by address)."""
+    return ctypes.byref(ctypes.c_char(value))
+
+
+def byref(value: Any) -> Any:
+    """An output argument (``info``, ``ns``) passed by address."""
+    return ctypes.byref(value)
+
+
+def info_int() -> ctypes.c_int:
+    """A fresh ``info`` output argument."""
+    return ctypes.c_int(0)
+
+
+def lwork_from(work0: Any) -> int:
+    """The optimal workspace size a ``lwork = -1`` query wrote into ``work[0]``."""
+    return max(1, int(np.real(work0)))

@@ -1,0 +1,421 @@
+"""``tenferro.linalg``: the array API ``linalg`` extension over the engine's operations.
+
+Signatures follow the array API standard (``svd(x, /, *, full_matrices=True)``,
+``qr(x, /, *, mode="reduced")``, ``eigh(x)``, ...; results as named tuples), so
+autoray-based callers (quimb, cotengra) can use ``tenferro.linalg`` in place of
+``numpy.linalg``. Each function runs on the calling thread's default engine
+(``with eng:`` chooses it) and returns pooled outputs.
+
+Batch convention: the array API puts batch dimensions first (``[..., M, N]``);
+the engine puts them last (``[M, N, ...]``, each matrix contiguous). For a
+batched input these functions hand the engine a transposed *view* of the same
+memory (no copy), and return transposed views of the engine's outputs (a
+`TensorView` with leading batch dimensions; no copy). For 2-D input the two
+conventions coincide and the results are plain `Tensor`\\ s.
+
+Ownership, for every function: **borrows** its inputs (never modified) and
+returns new pooled results (views of new pooled results when batched).
+
+>>> import numpy as np, tenferro as tfr
+>>> a = tfr.from_numpy(np.asfortranarray([[2.0, 0.0], [0.0, 3.0]]))
+>>> w, v = tfr.linalg.eigh(a)
+>>> w.to_numpy().tolist()
+[2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.cpu import default_engine
+from ..engine.linalg import (
+    EighResult,
+    EigResult,
+    LQResult,
+    LstsqResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    TruncatedSVDResult,
+)
+from ..errors import ValidationError
+from ..tensor import Tensor
+from ..view import TensorView
+
+__all__ = [
+    "EigResult",
+    "EighResult",
+    "LQResult",
+    "LstsqResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "TruncatedSVDResult",
+    "cholesky",
+    "det",
+    "eig",
+    "eigh",
+    "eigvalsh",
+    "expm",
+    "inv",
+    "lq",
+    "lstsq",
+    "matmul",
+    "matrix_norm",
+    "matrix_rank",
+    "matrix_transpose",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svd_truncated",
+    "svdvals",
+    "vector_norm",
+]
+
+#: What these functions return: a Tensor, or a view of one for batched input.
+ArrayLike = Tensor | TensorView
+
+
+# ---------------------------------------------------------------------- batch views
+def _ndim(x: Any, op: str) -> int:
+    if not isinstance(x, (Tensor, TensorView)):
+        raise ValidationError(
+            op,
+            f"expected a tenferro Tensor or TensorView, got {type(x).__name__}; "
+            "wrap numpy data with tenferro.from_numpy (adopts) first",
+            kind="INVALID_OPERAND",
+        )
+    return len(x.shape)
+
+
+def _view(x: Any) -> Any:
+    return x.as_view() if isinstance(x, Tensor) else x
+
+
+def _trailing(x: Any, op: str, core: int = 2) -> tuple[Any, int]:
+    """``x`` with its ``core`` last axes moved first (a view when batched), and the batch rank."""
+    nd = _ndim(x, op)
+    if nd < core:
+        raise ValidationError(
+            op,
+            f"expected at least {core} dimensions, got shape {tuple(x.shape)}",
+            kind="INVALID_RANK",
+        )
+    nb = nd - core
+    if nb == 0:
+        return x, 0
+    perm = tuple(range(nb, nd)) + tuple(range(nb))
+    return _view(x).transpose_view(perm), nb
+
+
+def _leading(t: Tensor, nb: int, core: int = 2) -> ArrayLike:
+    """An engine result ``[core..., B...]`` as the array API's ``[B..., core...]`` view."""
+    if nb == 0:
+        return t
+    perm = tuple(range(core, core + nb)) + tuple(range(core))
+    view: TensorView = t.as_view().transpose_view(perm)
+    return view
+
+
+# ---------------------------------------------------------------------- array API functions
+def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
+    """``(U, S, Vh)`` with ``U @ diag(S) @ Vh == x``; S descending (array API ``svd``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.svd")
+    u, s, vh = default_engine().svd(a, full_matrices=full_matrices)
+    return SVDResult(_leading(u, nb), _leading(s, nb, 1), _leading(vh, nb))  # type: ignore[arg-type]
+
+
+def svdvals(x: Any, /) -> ArrayLike:
+    """Singular values, descending (array API ``svdvals``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.svdvals")
+    return _leading(default_engine().svdvals(a), nb, 1)
+
+
+def svd_truncated(
+    x: Any,
+    /,
+    *,
+    max_rank: int | None = None,
+    cutoff: float = 0.0,
+    cutoff_mode: str = "relative",
+) -> TruncatedSVDResult:
+    """Thin SVD truncated to ``max_rank`` and ``cutoff`` (see `CpuEngine.svd_truncated`).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.svd_truncated")
+    u, s, vh, d = default_engine().svd_truncated(a, max_rank, cutoff, cutoff_mode)
+    return TruncatedSVDResult(
+        _leading(u, nb),  # type: ignore[arg-type]
+        _leading(s, nb, 1),  # type: ignore[arg-type]
+        _leading(vh, nb),  # type: ignore[arg-type]
+        d,
+    )
+
+
+def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
+    """``(Q, R)`` with ``Q @ R == x`` (array API ``qr``; mode 'reduced' or 'complete').
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.qr")
+    q, r = default_engine().qr(a, mode)
+    return QRResult(_leading(q, nb), _leading(r, nb))  # type: ignore[arg-type]
+
+
+def lq(x: Any, /, *, mode: str = "reduced") -> LQResult:
+    """``(L, Q)`` with ``L @ Q == x`` (mode 'reduced' or 'complete').
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.lq")
+    lo, q = default_engine().lq(a, mode)
+    return LQResult(_leading(lo, nb), _leading(q, nb))  # type: ignore[arg-type]
+
+
+def eigh(x: Any, /, *, UPLO: str = "L") -> EighResult:
+    """``(eigenvalues, eigenvectors)`` of Hermitian matrices, eigenvalues ascending.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.eigh")
+    w, v = default_engine().eigh(a, UPLO)
+    return EighResult(_leading(w, nb, 1), _leading(v, nb))  # type: ignore[arg-type]
+
+
+def eigvalsh(x: Any, /, *, UPLO: str = "L") -> ArrayLike:
+    """Eigenvalues of Hermitian matrices, ascending (array API ``eigvalsh``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.eigvalsh")
+    return _leading(default_engine().eigvalsh(a, UPLO), nb, 1)
+
+
+def eig(x: Any, /) -> EigResult:
+    """``(eigenvalues, eigenvectors)`` of general square matrices; always complex.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.eig")
+    w, v = default_engine().eig(a)
+    return EigResult(_leading(w, nb, 1), _leading(v, nb))  # type: ignore[arg-type]
+
+
+def cholesky(x: Any, /, *, upper: bool = False) -> ArrayLike:
+    """Cholesky factor (array API ``cholesky``): L (or U with ``upper=True``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.cholesky")
+    return _leading(default_engine().cholesky(a, upper), nb)
+
+
+def _rhs(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
+    a, nb = _trailing(x1, op)
+    n2 = _ndim(x2, op)
+    if n2 == 1:
+        if nb:
+            raise ValidationError(
+                op,
+                "a 1-D right-hand side with a batched matrix needs broadcasting, which is not "
+                "supported: give x2 the shape (..., M, 1)",
+                kind="SHAPE_MISMATCH",
+            )
+        return a, x2, 0, True
+    b, nb2 = _trailing(x2, op)
+    if nb2 != nb:
+        raise ValidationError(
+            op,
+            f"x1 has {nb} batch dimensions and x2 has {nb2}; broadcasting is not supported",
+            kind="SHAPE_MISMATCH",
+        )
+    return a, b, nb, False
+
+
+def solve(x1: Any, x2: Any, /) -> ArrayLike:
+    """X with ``x1 @ X == x2`` (array API ``solve``; x2 is ``(..., M, K)`` or ``(M,)``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, b, nb, _vector = _rhs(x1, x2, "linalg.solve")
+    return _leading(default_engine().solve(a, b), nb)
+
+
+def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
+    """Least squares for 2-D ``x1`` (see `CpuEngine.lstsq`); numpy's result order.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    if _ndim(x1, "linalg.lstsq") != 2:
+        raise ValidationError(
+            "linalg.lstsq",
+            "lstsq takes a 2-D matrix here; use CpuEngine.lstsq for batches [M, N, B...]",
+            kind="INVALID_RANK",
+        )
+    return default_engine().lstsq(x1, x2, rcond)
+
+
+def inv(x: Any, /) -> ArrayLike:
+    """Inverse of square matrices (array API ``inv``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.inv")
+    return _leading(default_engine().inv(a), nb)
+
+
+def det(x: Any, /) -> Tensor:
+    """Determinants, shape ``(...)`` (array API ``det``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, _ = _trailing(x, "linalg.det")
+    return default_engine().det(a)
+
+
+def slogdet(x: Any, /) -> SlogdetResult:
+    """``(sign, logabsdet)``, shape ``(...)`` each (array API ``slogdet``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, _ = _trailing(x, "linalg.slogdet")
+    return default_engine().slogdet(a)
+
+
+def pinv(x: Any, /, *, rtol: float | None = None) -> ArrayLike:
+    """Moore-Penrose pseudo-inverse (array API ``pinv``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.pinv")
+    return _leading(default_engine().pinv(a, rtol), nb)
+
+
+def matrix_rank(x: Any, /, *, rtol: float | None = None) -> int:
+    """Numerical rank of a 2-D matrix: singular values above ``rtol * s[0]``.
+
+    Ownership: **borrows** the input; returns a Python int.
+    """
+    import numpy as np
+
+    if _ndim(x, "linalg.matrix_rank") != 2:
+        raise ValidationError(
+            "linalg.matrix_rank", "matrix_rank takes a 2-D matrix here", kind="INVALID_RANK"
+        )
+    s = default_engine().svdvals(x)
+    sv = s.to_numpy()  # a read-only borrow of the pooled result
+    if sv.size == 0:
+        return 0
+    tol = (np.finfo(sv.dtype).eps * max(x.shape) if rtol is None else rtol) * sv[0]
+    return int(np.count_nonzero(sv > tol))
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> ArrayLike:
+    """Matrix norm over the last two axes (array API ``matrix_norm``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.matrix_norm")
+    out = default_engine().matrix_norm(a, ord)
+    if not keepdims:
+        return out
+    shape = (*tuple(x.shape)[:nb], 1, 1)
+    view: TensorView = out.as_view().reshape_view(shape)
+    return view
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: float = 2) -> Tensor:
+    """Vector norm over ``axis`` (None: all elements; array API ``vector_norm``).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    _ndim(x, "linalg.vector_norm")
+    return default_engine().vector_norm(x, axis, keepdims, ord)
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> ArrayLike:
+    """``numpy.linalg.norm`` semantics, for callers written against numpy (autoray).
+
+    ``axis=None``: the 2-norm of all elements when ``ord`` is None, else the
+    matrix norm of a 2-D ``x`` or the vector norm of a 1-D ``x``; an int axis:
+    vector norms; a pair of axes: matrix norms over them.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    op = "linalg.norm"
+    nd = _ndim(x, op)
+    if axis is None:
+        if ord is None or nd == 1:
+            return vector_norm(x, keepdims=keepdims, ord=2 if ord is None else ord)
+        if nd == 2:
+            return matrix_norm(x, keepdims=keepdims, ord=ord)
+        raise ValidationError(
+            op, "ord needs axis for inputs of more than 2 dimensions", kind="INVALID_AXES"
+        )
+    if isinstance(axis, int):
+        return vector_norm(x, axis=axis, keepdims=keepdims, ord=2 if ord is None else ord)
+    try:
+        a0, a1 = (int(ax) % nd for ax in axis)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            op, f"axis must be None, an int or a pair of ints, got {axis!r}", kind="INVALID_AXES"
+        ) from None
+    if a0 == a1:
+        raise ValidationError(op, f"duplicate axes {axis!r}", kind="INVALID_AXES")
+    if keepdims:
+        raise ValidationError(
+            op, "keepdims with a pair of axes is not supported here", kind="INVALID_AXES"
+        )
+    rest = tuple(i for i in range(nd) if i not in (a0, a1))
+    moved = _view(x).transpose_view((a0, a1, *rest)) if (a0, a1) != (0, 1) or rest else x
+    return default_engine().matrix_norm(moved, "fro" if ord is None else ord)
+
+
+def expm(x: Any, /) -> ArrayLike:
+    """Matrix exponential of square matrices (``scipy.linalg.expm`` per matrix).
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x, "linalg.expm")
+    return _leading(default_engine().expm(a), nb)
+
+
+def matmul(x1: Any, x2: Any, /) -> ArrayLike:
+    """Matrix product (array API ``matmul``), on the default engine.
+
+    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    """
+    a, nb = _trailing(x1, "linalg.matmul")
+    b, nb2 = _trailing(x2, "linalg.matmul")
+    if nb != nb2:
+        raise ValidationError(
+            "linalg.matmul",
+            f"x1 has {nb} batch dimensions and x2 has {nb2}; broadcasting is not supported",
+            kind="SHAPE_MISMATCH",
+        )
+    return _leading(default_engine().matmul(a, b), nb)
+
+
+def matrix_transpose(x: Any, /) -> TensorView:
+    """The last two axes swapped (array API ``matrix_transpose``).
+
+    Ownership: **borrows**: a view of the same memory, no copy.
+    """
+    nd = _ndim(x, "linalg.matrix_transpose")
+    if nd < 2:
+        raise ValidationError(
+            "linalg.matrix_transpose", "needs at least 2 dimensions", kind="INVALID_RANK"
+        )
+    perm = (*range(nd - 2), nd - 1, nd - 2)
+    view: TensorView = _view(x).transpose_view(perm)
+    return view
