@@ -17,7 +17,7 @@ from tenferro.storage.host import HostBuffer
 
 
 def _writable_arrays_in(tb: types.TracebackType | None) -> list[np.ndarray]:
-    """Every writable ndarray a traceback's frames still hold in their locals.
+    """Every writable ndarray a traceback's frames hold in locals (or in a list or tuple).
 
     The first frame is the test's own (it caught the error): reading its
     ``f_locals`` would cache a snapshot of the test's locals in it.
@@ -26,8 +26,12 @@ def _writable_arrays_in(tb: types.TracebackType | None) -> list[np.ndarray]:
     tb = None if tb is None else tb.tb_next
     while tb is not None:
         for value in tb.tb_frame.f_locals.values():
-            if isinstance(value, np.ndarray) and value.flags.writeable:
-                found.append(value)
+            # A call may hold its operands' arrays in a list or tuple (einsum's
+            # `arrays`): those are held by the traceback just the same.
+            items = value if isinstance(value, (list, tuple)) else (value,)
+            for item in items:
+                if isinstance(item, np.ndarray) and item.flags.writeable:
+                    found.append(item)
         tb = tb.tb_next
     return found
 

@@ -1,4 +1,4 @@
-"""The command line: ``python -m tenferro {demo,bench,info}`` (also the ``tenferro`` script).
+"""The command line: ``python -m tenferro {demo,bench,distributed-demo,info}`` (also ``tenferro``).
 
 Errors print one line and exit non-zero; ``--debug`` shows the traceback.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -29,6 +30,7 @@ BENCH_MODULES = (
     "namespace",
     "einsum",
     "linalg",
+    "distributed",
 )
 
 
@@ -41,6 +43,16 @@ def _demo(args: argparse.Namespace) -> int:
 
     run_demo()
     return 0
+
+
+def _distributed_demo(args: argparse.Namespace) -> int:
+    from .demo.distributed import run_distributed_demo
+
+    for extra in ("distributed", "cotengra"):
+        if importlib.util.find_spec(extra) is None:
+            raise CliError(f"distributed-demo needs {extra}: pip install 'tenferro[distributed]'")
+    ok = run_distributed_demo(workers=args.workers, side=args.side, bond=args.bond)
+    return 0 if ok else 1
 
 
 def _load_bench_modules(names: Sequence[str]) -> list[tuple[str, Callable[..., Any]]]:
@@ -331,6 +343,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--only", metavar="GROUPS", help=f"comma-separated subset of {','.join(BENCH_MODULES)}"
     )
     bench.set_defaults(func=_bench)
+    ddemo = sub.add_parser(
+        "distributed-demo",
+        parents=[common],
+        help="a sliced lattice contraction on a local Dask cluster (needs tenferro[distributed])",
+    )
+    ddemo.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    ddemo.add_argument("--side", type=int, default=4, help="lattice side (default 4)")
+    ddemo.add_argument("--bond", type=int, default=8, help="bond dimension (default 8)")
+    ddemo.set_defaults(func=_distributed_demo)
     info = sub.add_parser(
         "info", parents=[common], help="versions, BLAS threads, pool settings, domains"
     )

@@ -750,6 +750,11 @@ class FusionOps(EngineBase):
         naming the part that cannot be fused; an expression nested too deeply to
         compile is kind TOO_DEEP.
         """
+        if not isinstance(expr, str):
+            # INVARIANT: validated before the small path, whose cache key hashes it.
+            raise ValidationError(
+                OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
+            )
         if out is None and (backend == "auto" or backend == "tiled") and operands:
             small = self._evaluate_small(expr, operands)
             if small is not None:

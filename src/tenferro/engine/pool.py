@@ -183,6 +183,8 @@ _Shelf = tuple[dict[int, list["np.ndarray[Any, Any]"]], list[int], int]
 
 #: Prune empty stacks once a shelf has more keys than this.
 _PRUNE_KEYS = 64
+#: How many buffers dropped by the footprint budget the pool remembers (by size).
+_DROPPED_KEPT = 64
 #: Buffers waiting in the return lane before a release drains it under the lock.
 _LANE_MAX = 8
 #: Lock-free lane hits recorded before one is folded into the counters.
@@ -224,6 +226,7 @@ class BufferPool:
         "_bytes",
         "_cleared",
         "_clears",
+        "_dropped",
         "_evicted_big",
         "_evicted_kept",
         "_high",
@@ -274,6 +277,9 @@ class BufferPool:
         # of that: the footprint budget of `_trade_locked`.
         self._out = 0
         self._high = 0
+        # Buffers the footprint budget dropped, as (id(shelf), capacity), oldest first
+        # (at most _DROPPED_KEPT): a miss of one of them raises the budget.
+        self._dropped: dict[tuple[int, int], None] = {}
         self._misses = 0
         self._recycled = 0
         self._refused = 0
@@ -326,6 +332,12 @@ class BufferPool:
                 out = self._out = self._out + n * shelf[2]
                 if out > self._high:
                     self._high = out
+                if self._dropped and self._dropped.pop((id(shelf), n), 0) is None:
+                    # The budget dropped this very buffer and the program needs it
+                    # again: a loop whose phases use different sizes needs all of
+                    # them, not only its live peak. Raise the budget by it, so the
+                    # loop stops trading one phase's buffers for the other's.
+                    self._high += n * shelf[2]
                 if self._bytes:
                     self._trade_locked()
             finally:
@@ -452,7 +464,9 @@ class BufferPool:
         event that grows live + retained (a hit moves a buffer from retained to live,
         a release the other way), so this is the only place that must enforce it.
         Largest first: one large buffer dropped is one later miss, where the same
-        bytes in small buffers would be many.
+        bytes in small buffers would be many. A later miss of a dropped buffer's
+        exact size raises the budget by it (see `acquire`), so a loop that needs
+        differently sized buffers in turn settles with no misses.
         """
         allowed = self._high + (self._high >> 4) - self._out
         before = self._bytes
@@ -473,6 +487,10 @@ class BufferPool:
             top[0][top_cap].pop()
             self._bytes -= top_bytes
             self._evicted_kept += 1
+            dropped = self._dropped
+            dropped[(id(top), top_cap)] = None
+            if len(dropped) > _DROPPED_KEPT:
+                del dropped[next(iter(dropped))]
         if before - self._bytes >= _TRIM_BYTES:
             _trim()
 

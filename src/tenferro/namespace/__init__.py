@@ -17,6 +17,9 @@ from ._contraction import (
     diag as diag,
 )
 from ._contraction import (
+    diagonal as diagonal,
+)
+from ._contraction import (
     dot as dot,
 )
 from ._contraction import (
@@ -230,6 +233,12 @@ from ._numpy_style import (
 )
 from ._numpy_style import (
     copy as copy,
+)
+from ._numpy_style import (
+    cumprod as cumprod,
+)
+from ._numpy_style import (
+    cumsum as cumsum,
 )
 from ._numpy_style import (
     isclose as isclose,
@@ -449,9 +458,12 @@ __all__ = PUBLIC = [
     "cos",
     "cosh",
     "count_nonzero",
+    "cumprod",
+    "cumsum",
     "cumulative_prod",
     "cumulative_sum",
     "diag",
+    "diagonal",
     "diff",
     "divide",
     "dot",

@@ -3,10 +3,11 @@
 autoray finds most functions as ``tenferro.<name>``; two of its composed
 defaults read attributes a `DType` spells differently (``dtype.name`` is
 ``"F64"``, the standard's name is ``dtype.value``, ``"float64"``) or call a
-numpy-only method (``x.astype``). They are registered for the ``tenferro``
-backend when autoray is loaded: at once if it already is, otherwise when it
-is first imported (a one-shot import hook), so importing tenferro never
-imports autoray.
+numpy-only method (``x.astype``); quimb's composed ``sgn`` mixes bool and float
+arrays; and autoray's ``linalg.svd`` is thin for every backend. They are
+registered for the ``tenferro`` backend when autoray is loaded: at once if it
+already is, otherwise when it is first imported (a one-shot import hook), so
+importing tenferro never imports autoray.
 """
 
 from __future__ import annotations
@@ -32,10 +33,34 @@ def _astype(x: Any, dtype_name: Any, **kwargs: Any) -> Any:
     return astype(x, dtype_name)
 
 
+def _sgn(x: Any) -> Any:
+    # quimb's composed ``sgn`` (its stabilised QR) adds a bool mask to a float or
+    # complex array, a mix of kinds the array API leaves out and tenferro refuses;
+    # this is the same ``x / |x|`` (1 where x is 0) with the mask cast first.
+    # From the defining modules, not the package (which imports this one).
+    from ._creation import astype
+    from ._elementwise import FUNCTIONS as f
+
+    zero = astype(f["equal"](x, 0), x.dtype)
+    return f["divide"](f["add"](x, zero), f["add"](f["abs"](x), zero))
+
+
+def _thin_svd(svd: Any) -> Any:
+    def thin_svd(x: Any, /, **kwargs: Any) -> Any:
+        kwargs.setdefault("full_matrices", False)
+        return svd(x, **kwargs)
+
+    return thin_svd
+
+
 def register(autoray: Any) -> None:
     """Register tenferro's versions of autoray's composed functions."""
     autoray.register_function("tenferro", "get_dtype_name", _get_dtype_name)
     autoray.register_function("tenferro", "astype", _astype)
+    autoray.register_function("tenferro", "sgn", _sgn)
+    # autoray's convention for every backend: ``do("linalg.svd", x)`` is the thin
+    # SVD (quimb's truncations rely on it); the standard's default is full.
+    autoray.register_function("tenferro", "linalg.svd", wrapper=_thin_svd)
 
 
 class _Hook(importlib.abc.MetaPathFinder):

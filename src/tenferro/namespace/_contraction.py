@@ -173,9 +173,26 @@ def diag(x: Any, /, k: int = 0) -> Any:
     return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
 
 
+def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """numpy's ``diagonal``: the ``offset``-th diagonal of axes ``axis1`` and ``axis2``.
+
+    The diagonal becomes the last axis (as in numpy). Ownership: **computes** a
+    pooled output (a copy, never a view of ``x``).
+    """
+    op = "tenferro.diagonal"
+    check_array(x, op)
+    if x.ndim < 2:
+        raise ValidationError(op, "diagonal needs at least 2 axes", kind="INVALID_ARGUMENT")
+    return emit(
+        op,
+        compute(op, lambda a: np.array(np.diagonal(a, offset, axis1, axis2)), (x,)),
+    )
+
+
 __all__ = [
     "ARRAY_TYPES",
     "diag",
+    "diagonal",
     "dot",
     "einsum",
     "kron",

@@ -45,7 +45,7 @@ def _shape(shape: Any, op: str) -> Shape:
 
 
 def _check_device(device: Any, op: str) -> None:
-    if device is not None and device != "cpu":
+    if device is not None and not (isinstance(device, str) and device == "cpu"):
         raise ValidationError(
             op,
             f"device {device!r} is not available; tenferro arrays live on 'cpu'",

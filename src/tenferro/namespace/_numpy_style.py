@@ -17,6 +17,7 @@ from ._core import check_array, operand_dtype
 from ._creation import asarray
 from ._elementwise import FUNCTIONS
 from ._manipulation import reshape
+from ._reductions import cumulative_prod, cumulative_sum
 
 __all__ = [
     "allclose",
@@ -24,6 +25,8 @@ __all__ = [
     "asfortranarray",
     "complex",
     "copy",
+    "cumprod",
+    "cumsum",
     "isclose",
     "pad",
     "ravel",
@@ -85,6 +88,22 @@ def ascontiguousarray(x: Any, /) -> Any:
 def ravel(x: Any, /) -> Any:
     """``reshape(x, (-1,))``: a view when the strides allow, else a counted copy."""
     return reshape(x, (-1,))
+
+
+def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
+    """numpy's ``cumsum``: running sums along ``axis`` (``None``: of the flattened
+    array). Ownership: **computes** a pooled output."""
+    if axis is None:
+        return cumulative_sum(ravel(x), axis=0, dtype=dtype)
+    return cumulative_sum(x, axis=axis, dtype=dtype)
+
+
+def cumprod(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
+    """numpy's ``cumprod``: running products along ``axis`` (``None``: of the
+    flattened array). Ownership: **computes** a pooled output."""
+    if axis is None:
+        return cumulative_prod(ravel(x), axis=0, dtype=dtype)
+    return cumulative_prod(x, axis=axis, dtype=dtype)
 
 
 #: numpy's names for the standard's elementwise functions.
