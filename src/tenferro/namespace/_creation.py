@@ -45,6 +45,7 @@ def _shape(shape: Any, op: str) -> Shape:
 
 
 def _check_device(device: Any, op: str) -> None:
+    # INVARIANT: compare only a str (a numpy array's != is elementwise).
     if device is not None and not (isinstance(device, str) and device == "cpu"):
         raise ValidationError(
             op,

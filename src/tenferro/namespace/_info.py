@@ -38,7 +38,7 @@ def device_of(x: Any) -> str:
 
 def to_device(x: Any, device: Any, stream: Any) -> Any:
     """``x`` itself on ``"cpu"``; tenferro's arrays live in host memory."""
-    if not (isinstance(device, str) and device == CPU):  # `!=` on an array is elementwise
+    if not (isinstance(device, str) and device == CPU):  # an array's != is elementwise
         raise ValidationError(
             "Tensor.to_device",
             f"device {device!r} is not available; tenferro arrays live on 'cpu'",
