@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import copy
+import enum
 import pickle
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -87,3 +91,111 @@ def test_a_real_length_error_carries_the_values_involved() -> None:
         4,
         3,
     )
+
+
+# ---------------------------------------------------------------------- kinds as enums
+SRC = Path(tfr.__file__).resolve().parent
+ERROR_CLASSES = {
+    name: obj
+    for name, obj in vars(tfr.errors).items()
+    if isinstance(obj, type) and issubclass(obj, tfr.TenferroError)
+}
+
+
+def _raised_kinds() -> list[tuple[str, int, str, str]]:
+    """``(file, line, error class, kind)`` for every constant ``kind=`` in the source."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            if node.func.id not in ERROR_CLASSES:
+                continue
+            for kw in node.keywords:
+                if kw.arg == "kind" and isinstance(kw.value, ast.Constant):
+                    rel = path.relative_to(SRC).as_posix()
+                    found.append((rel, node.lineno, node.func.id, kw.value.value))
+    return found
+
+
+def test_the_source_raises_kinds() -> None:
+    assert len(_raised_kinds()) > 100
+
+
+def test_every_kind_raised_in_the_source_belongs_to_its_family_enum() -> None:
+    stray = [
+        f"{rel}:{line}: {cls}(kind={kind!r}) is not in {ERROR_CLASSES[cls].kinds.__name__}"
+        for rel, line, cls, kind in _raised_kinds()
+        if kind not in ERROR_CLASSES[cls].kinds.__members__
+    ]
+    assert not stray, "\n".join(stray)
+
+
+@pytest.mark.parametrize("cls", sorted(ERROR_CLASSES.values(), key=lambda c: c.__name__))
+def test_every_family_has_its_own_kind_enum(cls: type[tfr.TenferroError]) -> None:
+    assert issubclass(cls.kinds, enum.StrEnum)
+    assert cls.default_kind in cls.kinds.__members__.values()
+    inherited = [b.kinds for b in cls.__mro__[1:] if "kinds" in vars(b)]
+    assert cls.kinds not in inherited or cls is tfr.TenferroError
+
+
+def test_a_kind_is_an_enum_member_and_still_a_string() -> None:
+    err = tfr.ValidationError("Op.x", "bad", kind="INVALID_AXES")
+    assert err.kind is tfr.errors.ValidationKind.INVALID_AXES
+    assert err.kind == "INVALID_AXES"
+    assert str(err.kind) == "INVALID_AXES"
+    assert f"{err.kind}" == "INVALID_AXES"
+
+
+def test_a_kind_survives_pickling_as_its_member() -> None:
+    err = tfr.GroupError("Op.x", "bad", kind="SHARED_OWNER", slot=1)
+    back = pickle.loads(pickle.dumps(err))
+    assert back.kind is tfr.errors.GroupKind.SHARED_OWNER
+
+
+def test_dtype_kinds_are_raised_only_as_dtype_errors() -> None:
+    dtype_kinds = set(tfr.errors.DTypeKind.__members__)
+    wrong = [
+        f"{rel}:{line}: {cls}(kind={kind!r})"
+        for rel, line, cls, kind in _raised_kinds()
+        if kind in dtype_kinds and cls == "ValidationError"
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_dtype_mismatch_is_a_type_error_and_a_validation_error() -> None:
+    eng = tfr.CpuEngine()
+    a = tfr.from_numpy(np.ones(2))
+    b = tfr.from_numpy(np.ones(2, dtype=np.float32))
+    with pytest.raises(TypeError) as err:
+        eng.add(a, b)
+    assert isinstance(err.value, tfr.ValidationError)
+    assert err.value.kind == "DTYPE_MISMATCH"
+
+
+def test_an_unsupported_dtype_is_a_type_error() -> None:
+    with pytest.raises(TypeError) as err:
+        tfr.from_numpy(np.array(["a", "b"]))
+    assert isinstance(err.value, tfr.errors.DTypeError)
+
+
+def _group() -> tfr.AllocationGroup:
+    return tfr.AllocationGroup.from_tensors([tfr.from_numpy(np.ones(2))])[0]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: tfr.from_numpy(np.ones(2)), _group],
+    ids=["Tensor", "AllocationGroup"],
+)
+@pytest.mark.parametrize("action", [pickle.dumps, copy.copy, copy.deepcopy])
+def test_every_owner_of_memory_refuses_copies_with_the_one_not_copyable_error(
+    make: Any, action: Any
+) -> None:
+    obj = make()
+    with pytest.raises(tfr.errors.NotCopyableError) as err:
+        action(obj)
+    assert err.value.kind == "NOT_COPYABLE"
+    # Callers that caught the old classes still catch it.
+    assert isinstance(err.value, tfr.BorrowError)
+    assert isinstance(err.value, tfr.GroupError)

@@ -14,12 +14,14 @@ from .errors import (
     BorrowError,
     CopyForbiddenError,
     DeviceAccessError,
+    DTypeError,
     GroupError,
     HostAccessError,
     IndexOutOfRangeError,
     InteropError,
     LinAlgError,
     MovedTensorError,
+    NotCopyableError,
     OutOfMemoryError,
     PromotionError,
     ReinterpretError,
@@ -28,14 +30,17 @@ from .errors import (
     TenferroError,
     ValidationError,
 )
+from .group import AllocationGroup, DescriptorSlot
 from .guards import HostReadGuard, HostWriteGuard
+
+# Loaded for its registration (Tensor.__dlpack__ exports through it: docs/internals.md).
+from .interop import dlpack as _dlpack  # noqa: F401
 
 # The array API namespace: every public function of `tenferro.namespace`.
 from .namespace import *  # noqa: F403
 from .namespace import PUBLIC as _NAMESPACE_PUBLIC
 from .namespace import fft as fft
 from .placement import MemoryKind, Placement
-from .storage.group import AllocationGroup, DescriptorSlot
 from .storage.identity import AllocationDomainId, AllocationId, AllocationKey
 from .tensor import Tensor, from_numpy
 from .view import TensorView, TensorViewMut
@@ -80,6 +85,7 @@ __all__ = [
     "CopyStats",
     "CpuEngine",
     "DType",
+    "DTypeError",
     "DescriptorSlot",
     "DeviceAccessError",
     "GroupError",
@@ -91,6 +97,7 @@ __all__ = [
     "LinAlgError",
     "MemoryKind",
     "MovedTensorError",
+    "NotCopyableError",
     "OutOfMemoryError",
     "Placement",
     "PromotionError",

@@ -5,14 +5,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from .errors import CopyForbiddenError, ValidationError
+from .errors import CopyForbiddenError, ValidationError, not_copyable
 
 __all__ = [
     "CopyStats",
+    "NotCopyable",
     "check_copy",
     "check_copy_flag",
     "copy_stats",
@@ -100,3 +101,26 @@ def forbid_copies() -> Iterator[None]:
         yield
     finally:
         _forbid.depth -= 1
+
+
+class NotCopyable:
+    """A base for objects that own or lend memory (tensors, views, groups, owners):
+    pickling, ``copy.copy`` and ``copy.deepcopy`` would copy or alias it
+    implicitly, so each raises the one `NotCopyableError` (kind NOT_COPYABLE)
+    naming the class."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> NoReturn:
+        raise not_copyable(_name(self))
+
+    def __copy__(self) -> NoReturn:
+        raise not_copyable(_name(self))
+
+    def __deepcopy__(self, memo: Any) -> NoReturn:
+        raise not_copyable(_name(self))
+
+
+def _name(obj: object) -> str:
+    # A view names its kind ("TensorView" or "TensorViewMut"); others their class.
+    return str(getattr(obj, "_kind", type(obj).__name__))

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import cmath
 import enum
+import numbers
 from typing import Any
 
 import numpy as np
 
-from .errors import PromotionError, ValidationError
+from .errors import DTypeError, PromotionError, ValidationError
 
-__all__ = ["CATEGORIES", "DType", "as_dtype", "as_numpy_dtype", "promote_types"]
+__all__ = [
+    "CATEGORIES",
+    "SCALAR_KINDS",
+    "DType",
+    "as_dtype",
+    "as_numpy_dtype",
+    "dtype_kind",
+    "promote_types",
+    "scalar_as_dtype",
+    "scalar_kind",
+    "show_scalar",
+]
 
 
 class DType(enum.Enum):
@@ -99,7 +112,7 @@ def as_dtype(value: Any, op: str = "dtype") -> DType:
             npd = None
     found = _FROM_NUMPY.get(npd) if npd is not None else None
     if found is None:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"unsupported dtype {value!r}; use one of "
             + ", ".join(f"{d.name} ({d.value})" for d in DType),
@@ -121,7 +134,7 @@ def as_numpy_dtype(value: Any, op: str) -> np.dtype[Any]:
     try:
         found: np.dtype[Any] = np.dtype(value)
     except Exception:  # numpy raises TypeError, ValueError or SyntaxError for junk
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"{value!r} is not a numpy dtype; pass a DType or a numpy dtype",
             kind="UNSUPPORTED_DTYPE",
@@ -134,7 +147,7 @@ def dtype_of_array(arr: np.ndarray[Any, Any], op: str) -> DType:
     """The `DType` of a numpy array, refusing non-native byte order and foreign dtypes."""
     found = _FROM_NUMPY.get(arr.dtype)
     if found is None:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"unsupported array dtype {arr.dtype}; convert it first (arr.astype(np.float64) "
             "makes a copy) to one of " + ", ".join(d.value for d in DType),
@@ -210,3 +223,97 @@ def promote_types(a: DType, b: DType, op: str = "result_type") -> DType:
             dtypes=(a, b),
         )
     return found
+
+
+# ---------------------------------------------------------------------- scalars
+#: The kinds of number, in order: a Python or numpy scalar may take a dtype of its
+#: own kind or a higher one (weak typing), never a lower one.
+SCALAR_KINDS = ("bool", "int", "float", "complex")
+
+
+def scalar_kind(value: Any) -> int | None:
+    """0 bool, 1 int, 2 float, 3 complex (indices into `SCALAR_KINDS`); None for
+    anything that is not one number."""
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return 1
+    if isinstance(value, (numbers.Real, np.floating)):
+        return 2
+    if isinstance(value, (numbers.Complex, np.complexfloating)):
+        return 3
+    return None
+
+
+def dtype_kind(dt: DType) -> int:
+    """The `SCALAR_KINDS` index of ``dt``'s kind."""
+    if dt is DType.BOOL:
+        return 0
+    if dt.is_integer:
+        return 1
+    return 3 if dt.is_complex else 2
+
+
+def show_scalar(value: Any) -> str:
+    """``repr(value)`` for a message, except that a huge integer is described by its
+    size (Python refuses to print an integer of more than 4300 digits) and a long
+    text is cut."""
+    if isinstance(value, int) and not -(10**40) < value < 10**40:
+        bits = abs(value).bit_length()
+        sign = "-" if value < 0 else ""
+        return f"{sign}<an integer of about {int(bits * 0.30103) + 1} digits ({bits} bits)>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite(value: Any) -> bool:
+    """Is the Python or numpy number ``value`` finite? (Integers and fractions always are.)
+
+    Not `np.isfinite`: it refuses an int beyond int64 and a `Fraction` (TypeError).
+    """
+    if isinstance(value, (numbers.Rational, np.integer, np.bool_)):
+        return True
+    try:
+        return cmath.isfinite(complex(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def scalar_as_dtype(value: Any, dt: DType, op: str, *, noun: str = "scalar", hint: str = "") -> Any:
+    """``value`` (one number) as a numpy scalar of ``dt``: tenferro's one scalar rule.
+
+    Refused: a number of a higher kind than ``dt`` (a float for an integer dtype,
+    a complex for a real one: `DTypeError` kind SCALAR_DTYPE; ``hint`` ends its
+    message), and a number ``dt`` cannot hold: an integer out of range, a finite
+    number that would overflow (`ValidationError` kind SCALAR_OUT_OF_RANGE). The
+    caller has checked that ``value`` is a number (`scalar_kind` is not None).
+    ``noun`` names the value in messages ("scalar", "value").
+    """
+    rank = scalar_kind(value)
+    if rank is None or rank > dtype_kind(dt):
+        kind = SCALAR_KINDS[3 if rank is None else rank]
+        raise DTypeError(
+            op,
+            f"a {kind} {noun} ({show_scalar(value)}) cannot take the tensor's dtype "
+            f"{dt.name} without losing information; pass a value of the tensor's kind{hint}",
+            kind="SCALAR_DTYPE",
+            scalar=value,
+            dtype=dt,
+        )
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy would wrap an unsigned 2**64 - 1 into int64 as -1
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            converted = dt.numpy.type(value)
+    except (OverflowError, FloatingPointError, ValueError, TypeError):
+        converted = None
+    if converted is None or (rank >= 1 and _finite(value) and not np.isfinite(converted)):
+        raise ValidationError(
+            op,
+            f"the {noun} {show_scalar(value)} is out of range for dtype {dt.name}; pass a "
+            "value the dtype can hold",
+            kind="SCALAR_OUT_OF_RANGE",
+            scalar=value,
+            dtype=dt,
+        )
+    return converted

@@ -3,43 +3,323 @@
 All errors derive from `TenferroError`. Each has ``op`` (the operation, e.g.
 ``"Tensor.host_data"``), ``kind`` (a short upper-case tag, e.g. ``"UNSUPPORTED"``)
 and ``details`` (the values involved, also reachable as attributes).
+
+Each error family lists its kinds in one `enum.StrEnum` (``ValidationError.kinds``
+is `ValidationKind`, and so on). A kind is a ``str``: ``e.kind == "UNSUPPORTED"``,
+``str(e.kind)`` and f-strings read as before, and ``e.kind is
+ValidationKind.INVALID_AXES`` also holds. Code raises with ``kind="NAME"``; the
+constructor turns the name into its family's member. ``tests/test_errors.py``
+checks that every kind raised anywhere in the source belongs to its family; at
+run time an unlisted kind stays a plain string rather than turning an error
+into a crash.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import Any, ClassVar
 
 import numpy as np
 
 __all__ = [
     "AccessError",
+    "AccessKind",
     "BorrowError",
+    "BorrowKind",
     "CopyForbiddenError",
+    "CopyForbiddenKind",
+    "DTypeError",
+    "DTypeKind",
     "DeviceAccessError",
+    "DeviceAccessKind",
     "GroupError",
+    "GroupKind",
     "HostAccessError",
+    "HostAccessKind",
     "IndexOutOfRangeError",
+    "IndexOutOfRangeKind",
     "InteropError",
+    "InteropKind",
     "LinAlgError",
+    "LinAlgKind",
     "MovedTensorError",
+    "MovedTensorKind",
+    "NotCopyableError",
+    "NotCopyableKind",
     "OutOfMemoryError",
+    "OutOfMemoryKind",
     "PromotionError",
+    "PromotionKind",
     "ReinterpretError",
+    "ReinterpretKind",
     "RootImportError",
+    "RootImportKind",
     "RuntimeStateError",
+    "RuntimeStateKind",
     "TenferroError",
+    "TenferroKind",
     "ValidationError",
+    "ValidationKind",
+    "not_copyable",
 ]
 
 
+# ---------------------------------------------------------------------------- the kinds
+class TenferroKind(StrEnum):
+    """The kinds of `TenferroError`."""
+
+    ERROR = "ERROR"
+
+
+class ValidationKind(StrEnum):
+    """The kinds of `ValidationError`."""
+
+    AMBIGUOUS_TRUTH = "AMBIGUOUS_TRUTH"
+    BROADCAST = "BROADCAST"
+    BUDGET_UNREACHABLE = "BUDGET_UNREACHABLE"
+    COPY_REQUIRED = "COPY_REQUIRED"
+    DIM_MISMATCH = "DIM_MISMATCH"
+    DIVISION_BY_ZERO = "DIVISION_BY_ZERO"
+    DUPLICATE_AXES = "DUPLICATE_AXES"
+    EMPTY_REDUCTION = "EMPTY_REDUCTION"
+    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    INVALID_AXES = "INVALID_AXES"
+    INVALID_AXIS = "INVALID_AXIS"
+    INVALID_BACKEND = "INVALID_BACKEND"
+    INVALID_BUDGET = "INVALID_BUDGET"
+    INVALID_CUTOFF = "INVALID_CUTOFF"
+    INVALID_DATA = "INVALID_DATA"
+    INVALID_DEVICE = "INVALID_DEVICE"
+    INVALID_DOMAIN = "INVALID_DOMAIN"
+    INVALID_EQUATION = "INVALID_EQUATION"
+    INVALID_HANDLE = "INVALID_HANDLE"
+    INVALID_INDEX = "INVALID_INDEX"
+    INVALID_LIMIT = "INVALID_LIMIT"
+    INVALID_MODE = "INVALID_MODE"
+    INVALID_OPERAND = "INVALID_OPERAND"
+    INVALID_OPTIMIZE = "INVALID_OPTIMIZE"
+    INVALID_ORD = "INVALID_ORD"
+    INVALID_OUT = "INVALID_OUT"
+    INVALID_PATH = "INVALID_PATH"
+    INVALID_PLACEMENT = "INVALID_PLACEMENT"
+    INVALID_RANK = "INVALID_RANK"
+    INVALID_SHAPE = "INVALID_SHAPE"
+    INVALID_SLOT = "INVALID_SLOT"
+    INVALID_THREADS = "INVALID_THREADS"
+    INVALID_TREE = "INVALID_TREE"
+    INVALID_UPLO = "INVALID_UPLO"
+    INVALID_VALUE = "INVALID_VALUE"
+    LENGTH_MISMATCH = "LENGTH_MISMATCH"
+    LOSSY_CONVERSION = "LOSSY_CONVERSION"
+    NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER"
+    NOT_1D = "NOT_1D"
+    NOT_A_TENSOR = "NOT_A_TENSOR"
+    NOT_CONTIGUOUS = "NOT_CONTIGUOUS"
+    NOT_F_CONTIGUOUS = "NOT_F_CONTIGUOUS"
+    NOT_GROUP_BACKED = "NOT_GROUP_BACKED"
+    NOT_SQUARE = "NOT_SQUARE"
+    NO_OPERAND = "NO_OPERAND"
+    OPERAND_COUNT = "OPERAND_COUNT"
+    OUT_MISMATCH = "OUT_MISMATCH"
+    RANK_MISMATCH = "RANK_MISMATCH"
+    READ_ONLY = "READ_ONLY"
+    ROLE_CONFLICT = "ROLE_CONFLICT"
+    SCALAR_OUT_OF_RANGE = "SCALAR_OUT_OF_RANGE"
+    SHAPE_MISMATCH = "SHAPE_MISMATCH"
+    SHAPE_OVERFLOW = "SHAPE_OVERFLOW"
+    SUBSCRIPTS = "SUBSCRIPTS"
+    SYNTAX = "SYNTAX"
+    TENSOR_MEMORY = "TENSOR_MEMORY"
+    TOO_DEEP = "TOO_DEEP"
+    TOO_MANY_INDICES = "TOO_MANY_INDICES"
+    UNKNOWN_NAME = "UNKNOWN_NAME"
+    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION"
+    UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE"
+    UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
+    UNUSED_OPERAND = "UNUSED_OPERAND"
+
+
+class DTypeKind(StrEnum):
+    """The kinds of `DTypeError`."""
+
+    DTYPE_MISMATCH = "DTYPE_MISMATCH"
+    SCALAR_DTYPE = "SCALAR_DTYPE"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
+
+
+class RuntimeStateKind(StrEnum):
+    """The kinds of `RuntimeStateError`."""
+
+    BACKEND_BUFFER = "BACKEND_BUFFER"
+    CLIENT_CLOSED = "CLIENT_CLOSED"
+    FORKED_DOMAIN = "FORKED_DOMAIN"
+    GROUP_BACKED = "GROUP_BACKED"
+    NOT_HOST = "NOT_HOST"
+    NOT_PICKLABLE = "NOT_PICKLABLE"
+    NOT_SHARED_MEMORY = "NOT_SHARED_MEMORY"
+    NO_WORKERS = "NO_WORKERS"
+    PROVIDER = "PROVIDER"
+    RUNTIME_STATE = "RUNTIME_STATE"
+    SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED"
+    UNSUPPORTED_PLATFORM = "UNSUPPORTED_PLATFORM"
+
+
+class HostAccessKind(StrEnum):
+    """The kinds of `HostAccessError`."""
+
+    FOREIGN_DOMAIN = "FOREIGN_DOMAIN"
+    PROVIDER = "PROVIDER"
+    SEGMENT_GONE = "SEGMENT_GONE"
+    SEGMENT_SHRUNK = "SEGMENT_SHRUNK"
+    UNSUPPORTED = "UNSUPPORTED"
+    UNTRUSTED_SEGMENT = "UNTRUSTED_SEGMENT"
+
+
+class GroupKind(StrEnum):
+    """The kinds of `GroupError`."""
+
+    ALIASED_ALLOCATION = "ALIASED_ALLOCATION"
+    ALREADY_MAPPED = "ALREADY_MAPPED"
+    DESCRIPTOR_SLOT_OUT_OF_BOUNDS = "DESCRIPTOR_SLOT_OUT_OF_BOUNDS"
+    DESCRIPTOR_SLOT_VACANT = "DESCRIPTOR_SLOT_VACANT"
+    GROUP = "GROUP"
+    GROUP_MOVED = "GROUP_MOVED"
+    INVALID_LAYOUT = "INVALID_LAYOUT"
+    SAME_GROUP = "SAME_GROUP"
+    SHARED_OWNER = "SHARED_OWNER"
+
+
+class AccessKind(StrEnum):
+    """The kinds of `AccessError`."""
+
+    DTYPE_MISMATCH = "DTYPE_MISMATCH"
+    INVALID_LAYOUT = "INVALID_LAYOUT"
+    LENGTH_MISMATCH = "LENGTH_MISMATCH"
+    PROVIDER = "PROVIDER"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class RootImportKind(StrEnum):
+    """The kinds of `RootImportError`."""
+
+    MISSING_ALLOCATION_IDENTITY = "MISSING_ALLOCATION_IDENTITY"
+
+
+class DeviceAccessKind(StrEnum):
+    """The kinds of `DeviceAccessError`."""
+
+    INVALID_REQUEST = "INVALID_REQUEST"
+    PROVIDER = "PROVIDER"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class BorrowKind(StrEnum):
+    """The kinds of `BorrowError`."""
+
+    ADOPTED_STILL_REFERENCED = "ADOPTED_STILL_REFERENCED"
+    ALIASED = "ALIASED"
+    BORROW_ENDED = "BORROW_ENDED"
+    BROADCAST_VIEW = "BROADCAST_VIEW"
+    EXCLUSIVELY_BORROWED = "EXCLUSIVELY_BORROWED"
+    IN_USE = "IN_USE"
+    OUT_ALIASES_INPUT = "OUT_ALIASES_INPUT"
+    READ_ONLY = "READ_ONLY"
+    RELEASED = "RELEASED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class NotCopyableKind(StrEnum):
+    """The kinds of `NotCopyableError`."""
+
+    NOT_COPYABLE = "NOT_COPYABLE"
+
+
+class MovedTensorKind(StrEnum):
+    """The kinds of `MovedTensorError`."""
+
+    MOVED = "MOVED"
+
+
+class ReinterpretKind(StrEnum):
+    """The kinds of `ReinterpretError`."""
+
+    GROUP_BACKED = "GROUP_BACKED"
+    NOT_HOST_OWNER = "NOT_HOST_OWNER"
+    PARTIAL_OWNER = "PARTIAL_OWNER"
+    REINTERPRET = "REINTERPRET"
+    REINTERPRETED = "REINTERPRETED"
+
+
+class CopyForbiddenKind(StrEnum):
+    """The kinds of `CopyForbiddenError`."""
+
+    COPY_FORBIDDEN = "COPY_FORBIDDEN"
+
+
+class InteropKind(StrEnum):
+    """The kinds of `InteropError`."""
+
+    COPY_REQUIRED = "COPY_REQUIRED"
+    INTEROP = "INTEROP"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    INVALID_STREAM = "INVALID_STREAM"
+    LEGACY_CAPSULE = "LEGACY_CAPSULE"
+    NOT_DLPACK = "NOT_DLPACK"
+    NOT_HOST = "NOT_HOST"
+    PRODUCER_REFUSED = "PRODUCER_REFUSED"
+    UNSUPPORTED_DEVICE = "UNSUPPORTED_DEVICE"
+
+
+class OutOfMemoryKind(StrEnum):
+    """The kinds of `OutOfMemoryError`."""
+
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+
+
+class PromotionKind(StrEnum):
+    """The kinds of `PromotionError`."""
+
+    INPLACE_MISMATCH = "INPLACE_MISMATCH"
+    NO_PROMOTION = "NO_PROMOTION"
+    SCALAR_DTYPE = "SCALAR_DTYPE"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
+
+
+class IndexOutOfRangeKind(StrEnum):
+    """The kinds of `IndexOutOfRangeError`."""
+
+    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
+    INVALID_AXES = "INVALID_AXES"
+    INVALID_AXIS = "INVALID_AXIS"
+    INVALID_INDEX = "INVALID_INDEX"
+
+
+class LinAlgKind(StrEnum):
+    """The kinds of `LinAlgError`."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    LINALG = "LINALG"
+    NOT_CONVERGED = "NOT_CONVERGED"
+    NOT_FINITE = "NOT_FINITE"
+    NOT_POSITIVE_DEFINITE = "NOT_POSITIVE_DEFINITE"
+    SINGULAR = "SINGULAR"
+
+
+# ---------------------------------------------------------------------------- the errors
 class TenferroError(Exception):
     """Base class of every tenferro error."""
 
-    default_kind = "ERROR"
+    kinds: ClassVar[type[StrEnum]] = TenferroKind
+    default_kind: ClassVar[str] = TenferroKind.ERROR
 
     def __init__(self, op: str, message: str, *, kind: str | None = None, **details: Any) -> None:
         self.op = op
-        self.kind = kind or self.default_kind
+        name = kind or self.default_kind
+        try:
+            self.kind: str = self.kinds(name)
+        except ValueError:
+            self.kind = name  # unlisted: still a string (the source scan flags it)
         self.message = message
         self.details = details
         super().__init__(f"{op}: {message}")
@@ -52,7 +332,7 @@ class TenferroError(Exception):
         raise AttributeError(name)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.op, self.message, self.kind, self.details))
+        return (_rebuild, (type(self), self.op, self.message, str(self.kind), self.details))
 
 
 def _rebuild(
@@ -62,93 +342,142 @@ def _rebuild(
 
 
 class ValidationError(TenferroError, ValueError):
-    """Bad shapes, lengths, axes, dtypes or arguments."""
+    """Bad shapes, lengths, axes or arguments."""
 
-    default_kind = "INVALID_ARGUMENT"
+    kinds: ClassVar[type[StrEnum]] = ValidationKind
+    default_kind: ClassVar[str] = ValidationKind.INVALID_ARGUMENT
+
+
+class DTypeError(ValidationError, TypeError):
+    """A dtype mismatch, an unsupported dtype or a scalar of the wrong type (a TypeError).
+
+    Also a `ValidationError` (and so a ValueError), as before this family existed.
+    """
+
+    kinds: ClassVar[type[StrEnum]] = DTypeKind
+    default_kind: ClassVar[str] = DTypeKind.DTYPE_MISMATCH
 
 
 class RuntimeStateError(TenferroError, RuntimeError):
     """The operation cannot run on this state (e.g. a backend buffer on the CPU engine)."""
 
-    default_kind = "RUNTIME_STATE"
+    kinds: ClassVar[type[StrEnum]] = RuntimeStateKind
+    default_kind: ClassVar[str] = RuntimeStateKind.RUNTIME_STATE
 
 
 class HostAccessError(TenferroError):
     """Memory cannot be read or written from the host (kinds UNSUPPORTED, FOREIGN_DOMAIN, ...)."""
 
-    default_kind = "UNSUPPORTED"
+    kinds: ClassVar[type[StrEnum]] = HostAccessKind
+    default_kind: ClassVar[str] = HostAccessKind.UNSUPPORTED
 
 
 class GroupError(TenferroError):
     """Allocation-group misuse (DESCRIPTOR_SLOT_VACANT, DESCRIPTOR_SLOT_OUT_OF_BOUNDS, ...)."""
 
-    default_kind = "GROUP"
+    kinds: ClassVar[type[StrEnum]] = GroupKind
+    default_kind: ClassVar[str] = GroupKind.GROUP
 
 
 class AccessError(TenferroError):
     """A span or mapping request was refused (INVALID_LAYOUT, DTYPE_MISMATCH, ...)."""
 
-    default_kind = "INVALID_LAYOUT"
+    kinds: ClassVar[type[StrEnum]] = AccessKind
+    default_kind: ClassVar[str] = AccessKind.INVALID_LAYOUT
 
 
 class RootImportError(TenferroError):
     """A buffer could not be imported as an allocation root."""
 
-    default_kind = "MISSING_ALLOCATION_IDENTITY"
+    kinds: ClassVar[type[StrEnum]] = RootImportKind
+    default_kind: ClassVar[str] = RootImportKind.MISSING_ALLOCATION_IDENTITY
 
 
 class DeviceAccessError(TenferroError):
     """A device access request was refused by the provider."""
 
-    default_kind = "UNSUPPORTED"
+    kinds: ClassVar[type[StrEnum]] = DeviceAccessKind
+    default_kind: ClassVar[str] = DeviceAccessKind.UNSUPPORTED
 
 
 class BorrowError(TenferroError):
     """An exclusive borrow (or a move) was refused because the buffer is still aliased."""
 
-    default_kind = "ALIASED"
+    kinds: ClassVar[type[StrEnum]] = BorrowKind
+    default_kind: ClassVar[str] = BorrowKind.ALIASED
+
+
+class NotCopyableError(BorrowError, GroupError):
+    """Pickling or copying an object that owns memory (a tensor, a group, an owner).
+
+    The one "cannot be copied" error: also a `BorrowError` (what a tensor raised)
+    and a `GroupError` (what groups and owners raised).
+    """
+
+    kinds: ClassVar[type[StrEnum]] = NotCopyableKind
+    default_kind: ClassVar[str] = NotCopyableKind.NOT_COPYABLE
 
 
 class MovedTensorError(TenferroError):
     """The tensor was moved by an earlier operation and can no longer be used."""
 
-    default_kind = "MOVED"
+    kinds: ClassVar[type[StrEnum]] = MovedTensorKind
+    default_kind: ClassVar[str] = MovedTensorKind.MOVED
 
 
 class ReinterpretError(TenferroError):
     """A storage narrowing (e.g. group-backed to plain host) is not possible."""
 
-    default_kind = "REINTERPRET"
+    kinds: ClassVar[type[StrEnum]] = ReinterpretKind
+    default_kind: ClassVar[str] = ReinterpretKind.REINTERPRET
 
 
 class CopyForbiddenError(TenferroError):
     """A physical copy was attempted inside ``forbid_copies()``."""
 
-    default_kind = "COPY_FORBIDDEN"
+    kinds: ClassVar[type[StrEnum]] = CopyForbiddenKind
+    default_kind: ClassVar[str] = CopyForbiddenKind.COPY_FORBIDDEN
 
 
 class InteropError(TenferroError, BufferError):
     """A DLPack export or import cannot honour the request without a copy (a BufferError)."""
 
-    default_kind = "INTEROP"
+    kinds: ClassVar[type[StrEnum]] = InteropKind
+    default_kind: ClassVar[str] = InteropKind.INTEROP
 
 
 class OutOfMemoryError(TenferroError, MemoryError):
     """An allocation could not be satisfied (no memory or no space left); also a MemoryError."""
 
-    default_kind = "OUT_OF_MEMORY"
+    kinds: ClassVar[type[StrEnum]] = OutOfMemoryKind
+    default_kind: ClassVar[str] = OutOfMemoryKind.OUT_OF_MEMORY
 
 
-class PromotionError(ValidationError, TypeError):
-    """Operand dtypes have no common type under the array API's rules (also a TypeError)."""
+def not_copyable(what: str) -> NotCopyableError:
+    """The error for ``pickle``/``copy.copy``/``copy.deepcopy`` of ``what`` (it owns memory)."""
+    return NotCopyableError(
+        f"{what}.__reduce__",
+        f"{what} holds memory, so pickling or copying it would copy or alias the buffer "
+        "implicitly; duplicate() a tensor or to_col_major() a view (named copies), or "
+        "to_numpy(copy=True), or send shared-memory tensors across processes with "
+        "share_handle()",
+        kind="NOT_COPYABLE",
+    )
 
-    default_kind = "NO_PROMOTION"
+
+class PromotionError(DTypeError):
+    """Operand dtypes have no common type under the array API's rules (a `DTypeError`,
+    so also a TypeError)."""
+
+    kinds: ClassVar[type[StrEnum]] = PromotionKind
+    default_kind: ClassVar[str] = PromotionKind.NO_PROMOTION
 
 
 class IndexOutOfRangeError(ValidationError, IndexError):
     """An index names an element outside an axis (also an IndexError)."""
 
-    default_kind = "INDEX_OUT_OF_RANGE"
+    kinds: ClassVar[type[StrEnum]] = IndexOutOfRangeKind
+    default_kind: ClassVar[str] = IndexOutOfRangeKind.INDEX_OUT_OF_RANGE
 
 
 class LinAlgError(TenferroError, np.linalg.LinAlgError):
@@ -159,4 +488,5 @@ class LinAlgError(TenferroError, np.linalg.LinAlgError):
     matrix); kinds: NOT_CONVERGED, SINGULAR, NOT_POSITIVE_DEFINITE.
     """
 
-    default_kind = "LINALG"
+    kinds: ClassVar[type[StrEnum]] = LinAlgKind
+    default_kind: ClassVar[str] = LinAlgKind.LINALG

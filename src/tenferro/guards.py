@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .dtype import as_numpy_dtype
-from .errors import BorrowError, ValidationError
+from .errors import BorrowError, DTypeError, ValidationError
 from .storage.host import HostBuffer
 
 __all__ = ["ExclusiveBorrow", "HostReadGuard", "HostWriteGuard"]
@@ -217,7 +217,7 @@ def _array_protocol(
         try:
             made = np.array(make(), dtype=target, order="K", copy=True)
         except (TypeError, ValueError) as exc:
-            raise ValidationError(
+            raise DTypeError(
                 op,
                 f"numpy cannot convert {have_np} to {target} ({exc}); convert with the "
                 "engine (eng.convert / eng.cast) instead",

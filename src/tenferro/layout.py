@@ -11,13 +11,17 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .errors import ValidationError
+from numpy.lib.array_utils import normalize_axis_tuple as _np_normalize_axis_tuple
+
+from .errors import IndexOutOfRangeError, ValidationError
 
 __all__ = [
     "col_major_strides",
     "element_interval",
     "is_compact_col_major",
     "normalize_axes",
+    "normalize_axis",
+    "normalize_axis_tuple",
     "normalize_perm",
     "normalize_shape",
     "shape_size",
@@ -160,36 +164,77 @@ def normalize_perm(perm: Any, ndim: int, op: str) -> Shape:
     return p
 
 
+def normalize_axis(
+    axis: Any, ndim: int, op: str, what: str = "axis", kind: str = "INVALID_AXES"
+) -> int:
+    """One axis of a rank-``ndim`` operand, negatives counted from the end (numpy's
+    `normalize_axis_index`), as an int in ``0..ndim-1``.
+
+    Refuses non-integers and bools (`ValidationError`) and axes out of range
+    (`IndexOutOfRangeError`, also an IndexError, as numpy's AxisError is).
+    """
+    return normalize_axis_tuple((axis,), ndim, op, what, kind)[0]
+
+
+def normalize_axis_tuple(
+    axes: Any,
+    ndim: int,
+    op: str,
+    what: str = "axes",
+    kind: str = "INVALID_AXES",
+    allow_duplicates: bool = False,
+    duplicate_kind: str | None = None,
+) -> Shape:
+    """Axes (one int or an iterable of ints) of a rank-``ndim`` operand, normalised by
+    numpy's `normalize_axis_tuple` (negatives from the end), in the order given.
+
+    Refuses what numpy would take for an axis but tenferro does not (bools, with
+    `strict_index`) before numpy sees it, then numpy's refusals as typed errors:
+    an axis out of range (`IndexOutOfRangeError`) and, unless
+    ``allow_duplicates``, a repeated axis (`ValidationError`). ``what`` names the
+    argument in messages, ``kind`` is the error kind (``duplicate_kind`` for a
+    repeated axis, when it differs).
+    """
+    if isinstance(axes, Iterable) and not isinstance(axes, (str, bytes)):
+        items = list(axes)
+    else:
+        items = [axes]
+    checked = []
+    for a in items:
+        try:
+            checked.append(strict_index(a))
+        except TypeError:
+            raise ValidationError(
+                op, f"{what}: axis must be an int, got {a!r}", kind=kind, axes=axes
+            ) from None
+    for i in checked:
+        if not -ndim <= i < ndim:
+            raise IndexOutOfRangeError(
+                op,
+                f"{what}: axis {i} is out of range for a rank-{ndim} operand; use "
+                f"-{ndim}..{ndim - 1}"
+                if ndim
+                else f"{what}: a rank-0 operand has no axis {i}",
+                kind=kind,
+                axis=i,
+                ndim=ndim,
+            )
+    try:
+        return tuple(_np_normalize_axis_tuple(checked, ndim, allow_duplicate=allow_duplicates))
+    except ValueError:  # numpy: "repeated axis"
+        raise ValidationError(
+            op,
+            f"{what}: duplicate axes in {tuple(checked)!r}",
+            kind=duplicate_kind or kind,
+            axes=tuple(checked),
+        ) from None
+
+
 def normalize_axes(axes: Any, ndim: int, op: str) -> Shape:
     """Validate reduction axes (negatives allowed), rejecting duplicates; None means all."""
     if axes is None:
         return tuple(range(ndim))
-    if not isinstance(axes, (tuple, list)):
-        axes = (axes,)
-    out = []
-    for a in axes:
-        if isinstance(a, bool):
-            raise ValidationError(op, f"axis must be an int, got {a!r}", kind="INVALID_AXES")
-        try:
-            i = operator.index(a)
-        except TypeError:
-            raise ValidationError(
-                op, f"axis must be an int, got {a!r}", kind="INVALID_AXES", axes=axes
-            ) from None
-        if not -ndim <= i < ndim:
-            raise ValidationError(
-                op,
-                f"axis {i} is out of range for a rank-{ndim} tensor",
-                kind="INVALID_AXES",
-                axes=tuple(axes),
-                ndim=ndim,
-            )
-        out.append(i % ndim if ndim else i)
-    if len(set(out)) != len(out):
-        raise ValidationError(
-            op, f"duplicate axes in {tuple(axes)!r}", kind="INVALID_AXES", axes=tuple(axes)
-        )
-    return tuple(out)
+    return normalize_axis_tuple(axes, ndim, op)
 
 
 def strict_index(x: Any) -> int:

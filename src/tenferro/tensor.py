@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
-from . import _array_methods
+from . import _array_methods, _services
 from ._array_methods import ArrayMethods
 from .alloc import ALLOCATION_FAILURES, host_empty, out_of_memory
 from .borrow import _WriteMemory, as_memoryview
-from .copies import check_copy, check_copy_flag, count_copy
+from .copies import NotCopyable, check_copy, check_copy_flag, count_copy
 from .dtype import DType, as_dtype, as_numpy_dtype, dtype_of_array
 from .errors import (
-    BorrowError,
+    DTypeError,
     MovedTensorError,
     ValidationError,
 )
@@ -28,10 +28,10 @@ from .guards import ExclusiveBorrow, HostReadGuard, HostWriteGuard
 from .layout import col_major_strides, normalize_shape, shape_size
 from .placement import HOST_PLACEMENT, Placement
 from .storage.host import HostBuffer, read_only_refusal, shared_refusal
+from .view import TensorView, TensorViewMut
 
 if TYPE_CHECKING:
     from .storage.identity import AllocationDomainId, AllocationId
-    from .view import TensorView, TensorViewMut
 
 __all__ = ["Tensor", "from_numpy"]
 
@@ -39,7 +39,7 @@ R = TypeVar("R")
 Shape = tuple[int, ...]
 
 
-class Tensor(ArrayMethods):
+class Tensor(ArrayMethods, NotCopyable):
     """An owned tensor: a shape, a dtype and storage that it owns or lives in.
 
     Build one with `Tensor.from_vec_col_major` (adopts, zero copy), `from_numpy`
@@ -89,7 +89,7 @@ class Tensor(ArrayMethods):
         if isinstance(data, np.ndarray):
             dt = dtype_of_array(data, op)
             if want is not None and want is not dt:
-                raise ValidationError(
+                raise DTypeError(
                     op,
                     f"data has dtype {dt.name} but dtype={want.name} was requested; adopting "
                     f"cannot convert: pass data.astype({want.numpy.name!r}) (a copy) instead",
@@ -141,7 +141,7 @@ class Tensor(ArrayMethods):
         )
         dt = dtype_of_array(arr, op)
         if want is not None and want is not dt:
-            raise ValidationError(
+            raise DTypeError(
                 op,
                 f"data has dtype {dt.name} but dtype={want.name} was requested",
                 kind="DTYPE_MISMATCH",
@@ -368,7 +368,7 @@ class Tensor(ArrayMethods):
             try:
                 converted = self._read_array(op).astype(dtype, order="F")
             except (TypeError, ValueError) as exc:
-                raise ValidationError(
+                raise DTypeError(
                     op,
                     f"numpy cannot convert {self._dtype.name} to {dtype} ({exc}); convert "
                     "with the engine (eng.convert / eng.cast) instead",
@@ -396,19 +396,13 @@ class Tensor(ArrayMethods):
         Ownership: **borrows** (the capsule is a live alias) or, with ``copy=True``,
         **copies** into a buffer the consumer owns. See docs/interop.md.
         """
-        from .interop.dlpack import export_dlpack
-
-        return export_dlpack(self, None, stream, max_version, dl_device, copy)
+        return _services.export_dlpack(self, None, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        from .interop.dlpack import dlpack_device
-
-        return dlpack_device(self)
+        return _services.dlpack_device(self)
 
     def as_view(self) -> TensorView:
         """A strided read-only view sharing the buffer. Ownership: **borrows**."""
-        from .view import TensorView
-
         op = "Tensor.as_view"
         buf, offset = self._resolve(op)
         st = self._st
@@ -447,8 +441,6 @@ class Tensor(ArrayMethods):
 
         Ownership: **borrows exclusively** until the block ends.
         """
-        from .view import TensorViewMut
-
         op = "Tensor.as_view_mut"
         buf, offset = self._resolve(op)
         borrow = ExclusiveBorrow(buf, op)
@@ -486,9 +478,7 @@ class Tensor(ArrayMethods):
         op = "Tensor.into_vec_col_major"
         st = self._live(op)
         if st.__class__ is not HostBuffer:
-            from .storage.group import group_into_vec
-
-            flat = group_into_vec(self, op)
+            flat = _services.group_into_vec(self, op)
             return self._shape, flat
         # The buffer leaves tenferro for good: claim it so that a reader on another
         # thread that picked it up just before cannot read it after the move.
@@ -524,9 +514,7 @@ class Tensor(ArrayMethods):
 
         Ownership: **moves**. An engine output keeps its pool link.
         """
-        from .storage.group import promote_tensor
-
-        return promote_tensor(self)
+        return _services.promote(self)
 
     def into_host(self) -> Tensor:
         """Narrow to a plain host tensor if the storage allows it.
@@ -539,15 +527,11 @@ class Tensor(ArrayMethods):
         if st.__class__ is HostBuffer:
             moved = self._move(op)
             return Tensor._wrap(self._shape, self._dtype, moved)
-        from .storage.group import group_into_host
-
-        return group_into_host(self, op)
+        return _services.group_into_host(self, op)
 
     def share_handle(self) -> Any:
         """A small picklable handle to a shared-memory tensor (see `SharedMemoryDomain`)."""
-        from .domains.shared_memory import share_handle
-
-        return share_handle(self)
+        return _services.share_handle(self)
 
     # ------------------------------------------------------------------ python protocol
     def __repr__(self) -> str:
@@ -563,20 +547,6 @@ class Tensor(ArrayMethods):
             )
         return text
 
-    def __reduce__(self) -> NoReturn:
-        raise BorrowError(
-            "Tensor.__reduce__",
-            "pickling or copy.copy would copy the buffer implicitly; call duplicate() or "
-            "to_numpy(copy=True) (named copies), or send share_handle() across processes",
-            kind="IMPLICIT_COPY",
-        )
-
-    def __copy__(self) -> NoReturn:
-        self.__reduce__()
-
-    def __deepcopy__(self, memo: Any) -> NoReturn:
-        self.__reduce__()
-
     def __len__(self) -> int:
         self._live("Tensor.__len__")
         if not self._shape:
@@ -589,9 +559,7 @@ class Tensor(ArrayMethods):
         """numpy's operators with a tensor operand (`np.float64(2) * t`, `ndarray + t`)
         run on the default engine like the tensor's own; other ufuncs read it through
         a borrow (see `tenferro.engine.ufuncs`)."""
-        from .engine.ufuncs import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _services.array_ufunc(ufunc, method, inputs, kwargs)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -863,3 +831,39 @@ def from_numpy(arr: Any, copy: bool = False) -> Tensor:
         )
     _check_adoptable(op, arr)
     return Tensor._wrap(shape, dt, _adopt(arr, arr.reshape(-1, order="F")))
+
+
+_new = object.__new__
+
+
+def _pooled(
+    shape: Shape,
+    dtype: DType,
+    owner: np.ndarray[Any, Any],
+    flat: np.ndarray[Any, Any],
+    recycler: Any,
+) -> Tensor:
+    """The one constructor for engine outputs: a tensor over a fully written pooled buffer.
+
+    ``owner`` is the pool's allocation, ``flat`` its first ``shape_size(shape)``
+    elements (written by the kernel), ``recycler`` a weak reference to the pool
+    (`storage.recycler.Recycler`) that gets ``owner`` back when the tensor dies.
+    No validation: the engine has checked shape and dtype. Part of the engine's
+    interface to `Tensor` (see "The engine's view of Tensor" in docs/internals.md).
+    """
+    # The slots are set here rather than through `Tensor._wrap`: this runs once per
+    # engine output, and a classmethod call costs as much as a small add's ufunc.
+    t: Tensor = _new(Tensor)
+    t._shape = shape
+    t._dtype = dtype
+    t._st = HostBuffer(owner, flat, recycler)
+    t._moved = None
+    return t
+
+
+def _host_tensor(shape: Shape, dtype: DType, buf: HostBuffer) -> Tensor:
+    """A plain host tensor over ``buf`` (no validation): the views' constructor."""
+    return Tensor._wrap(shape, dtype, buf)
+
+
+_services.register_host_tensor(Tensor, _host_tensor)

@@ -7,18 +7,17 @@ holds the buffer's root array, so while it is alive it counts as an alias.
 
 from __future__ import annotations
 
-import numbers
 import operator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _array_methods
+from . import _array_methods, _services
 from ._array_methods import ArrayMethods
 from .alloc import host_empty
-from .copies import check_copy, count_copy
-from .dtype import DType
-from .errors import BorrowError, ValidationError
+from .copies import NotCopyable, check_copy, count_copy
+from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
+from .errors import DTypeError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
@@ -30,14 +29,16 @@ from .layout import (
     strict_index,
 )
 from .storage.host import HostBuffer
-from .tensor import Tensor
 
-__all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal"]
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+__all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal", "ufunc_on_borrows"]
 
 Shape = tuple[int, ...]
 
 
-class _ViewBase(ArrayMethods):
+class _ViewBase(ArrayMethods, NotCopyable):
     __slots__ = ("_dtype", "_offset", "_shape", "_source", "_strides")
 
     _dtype: DType
@@ -47,24 +48,6 @@ class _ViewBase(ArrayMethods):
     _source: Any
 
     _kind = "TensorView"
-
-    def __reduce__(self) -> NoReturn:
-        # Refused like Tensor's: a pickled view would be an uncounted copy of the
-        # buffer (or a raw TypeError over a memoryview); copy.copy would be an alias
-        # nobody counted.
-        raise BorrowError(
-            f"{self._kind}.__reduce__",
-            "pickling or copying a view would copy or alias the buffer implicitly; call "
-            "to_col_major() (a named copy) and send the tensor's share_handle() across "
-            "processes",
-            kind="IMPLICIT_COPY",
-        )
-
-    def __copy__(self) -> NoReturn:
-        self.__reduce__()
-
-    def __deepcopy__(self, memo: Any) -> NoReturn:
-        self.__reduce__()
 
     # -- descriptor ---------------------------------------------------------------------
     @property
@@ -130,24 +113,10 @@ class _ViewBase(ArrayMethods):
         ``ufunc.at`` and ``out=`` a view are refused: numpy would write through it."""
         if method == "at":
             raise ufunc_at_refusal(ufunc)
-        if any(isinstance(x, Tensor) for x in inputs):
+        tensor = _services.tensor_type  # `Tensor` sits above the views: it registers
+        if any(isinstance(x, tensor) for x in inputs):
             return NotImplemented  # the tensor's own protocol handles mixed operands
-        outs = kwargs.get("out")
-        if outs is not None:
-            for o in outs if isinstance(outs, tuple) else (outs,):
-                if isinstance(o, (_ViewBase, Tensor)):
-                    raise ValidationError(
-                        f"numpy.{ufunc.__name__}",
-                        "numpy cannot write into a view or tensor through out=; write into "
-                        "np.asarray() of a mutable view, or use the engine's out=",
-                        kind="INVALID_OUT",
-                    )
-        arrays = [np.asarray(x) if isinstance(x, _ViewBase) else x for x in inputs]
-        try:
-            return getattr(ufunc, method)(*arrays, **kwargs)
-        except BaseException:
-            del arrays  # a traceback must not keep the borrows alive
-            raise
+        return ufunc_on_borrows(ufunc, method, inputs, kwargs)
 
     # -- transforms (descriptor only) -----------------------------------------------------
     def transpose_view(self, perm: Any) -> Any:
@@ -261,7 +230,7 @@ class _ViewBase(ArrayMethods):
         """View a complex tensor as real: a leading axis of 2 (re, im), doubled strides."""
         op = f"{self._kind}.as_real_view"
         if not self._dtype.is_complex:
-            raise ValidationError(
+            raise DTypeError(
                 op,
                 f"as_real_view needs a complex view (C32 or C64), got {self._dtype.name}",
                 kind="DTYPE_MISMATCH",
@@ -354,7 +323,8 @@ class _ViewBase(ArrayMethods):
         dst = flat if len(self._shape) == 1 else flat.reshape(self._shape, order="F")
         np.copyto(dst, self._strided(op))
         count_copy(nbytes)
-        return Tensor._wrap(self._shape, self._dtype, HostBuffer(flat, flat))
+        # `Tensor` sits above the views (it imports them): it registers its constructor.
+        return _services.host_tensor(self._shape, self._dtype, HostBuffer(flat, flat))
 
     def __repr__(self) -> str:
         """The values in their shape (row-major display), dtype and the view's layout."""
@@ -419,10 +389,8 @@ class TensorView(_ViewBase):
         copy: bool | None = None,
     ) -> Any:
         """Export the strided view as a read-only DLPack capsule (a live alias)."""
-        from .interop.dlpack import export_dlpack
-
         arr = self._strided("TensorView.__dlpack__")
-        return export_dlpack(self, arr, stream, max_version, dl_device, copy)
+        return _services.export_dlpack(self, arr, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)
@@ -537,77 +505,29 @@ class TensorViewMut(_ViewBase):
         return left, right
 
 
-#: Kinds in increasing order: a value may go into a dtype of its kind or a higher one.
-_KIND_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
-_KIND_RANK.update({DType.C32: 3, DType.C64: 3})
-_KIND_RANK.update({d: 1 for d in (DType.I8, DType.I16, DType.U8, DType.U16, DType.U32, DType.U64)})
-_KIND_NAMES = ("bool", "int", "float", "complex")
-
-
-def _value_rank(value: Any) -> int | None:
-    """0 bool, 1 int, 2 float, 3 complex; None for anything that is not one number."""
-    if isinstance(value, (bool, np.bool_)):
-        return 0
-    if isinstance(value, (numbers.Integral, np.integer)):
-        return 1
-    if isinstance(value, (numbers.Real, np.floating)):
-        return 2
-    if isinstance(value, (numbers.Complex, np.complexfloating)):
-        return 3
-    return None
-
-
 def _element_value(op: str, value: Any, dtype: DType) -> Any:
     """``value`` as a numpy scalar of ``dtype``, or a `ValidationError` (nothing written).
 
-    The same rule as the engine's scalar operands: numbers only, no kind that the
-    dtype would truncate, nothing outside its range.
+    The engine's scalar rule (`dtype.scalar_as_dtype`), for numbers only.
     """
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
-    rank = _value_rank(value)
-    if rank is None:
+    if scalar_kind(value) is None:
         raise ValidationError(
             op,
             f"the value must be one number (bool, int, float or complex), got "
-            f"{type(value).__name__} {_show(value)}; pass a scalar (to write many "
+            f"{type(value).__name__} {show_scalar(value)}; pass a scalar (to write many "
             "elements, write into to_numpy() of the mutable view)",
             kind="INVALID_VALUE",
             value=value,
         )
-    if rank > _KIND_RANK[dtype]:
-        raise ValidationError(
-            op,
-            f"a {_KIND_NAMES[rank]} value ({_show(value)}) cannot be stored in a "
-            f"{dtype.name} tensor without losing information; pass a value of the "
-            "tensor's kind (convert it yourself, e.g. round(value) or value.real, if the "
-            "loss is intended)",
-            kind="SCALAR_DTYPE",
-            value=value,
-            dtype=dtype,
-        )
-    if isinstance(value, np.generic):
-        value = value.item()  # numpy would wrap an unsigned 2**64 - 1 into int64 as -1
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            return dtype.numpy.type(value)
-    except (OverflowError, FloatingPointError, ValueError):
-        raise ValidationError(
-            op,
-            f"the value {_show(value)} is out of range for dtype {dtype.name}; pass a "
-            "value the dtype can hold",
-            kind="SCALAR_OUT_OF_RANGE",
-            value=value,
-            dtype=dtype,
-        ) from None
-
-
-def _show(value: Any) -> str:
-    """A short description of ``value`` for a message (huge ints are not printed)."""
-    if isinstance(value, int) and value.bit_length() > 128:
-        return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return scalar_as_dtype(
+        value,
+        dtype,
+        op,
+        noun="value",
+        hint=" (convert it yourself, e.g. round(value) or value.real, if the loss is intended)",
+    )
 
 
 def _out_of_range(op: str, index: Any, i: int, axis: int, dim: int) -> ValidationError:
@@ -642,3 +562,34 @@ def ufunc_at_refusal(ufunc: Any) -> ValidationError:
         "with the engine, or write under t.map_write() (e.g. np.add.at(w.array, ...))",
         kind="INVALID_OUT",
     )
+
+
+def ufunc_on_borrows(
+    ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Run a numpy ufunc with every tensor and view input read through a shared borrow.
+
+    The borrows live only for the call. ``out=`` a tensor or view is refused
+    (`ValidationError` kind INVALID_OUT) before anything is read: numpy would
+    write through it. `Tensor.__array_ufunc__` (`tenferro.engine.ufuncs`) and the
+    views' protocol both end here.
+    """
+    readable = (_ViewBase, _services.tensor_type)
+    outs = kwargs.get("out")
+    if outs is not None:
+        for o in outs if isinstance(outs, tuple) else (outs,):
+            if isinstance(o, readable):
+                raise ValidationError(
+                    f"numpy.{ufunc.__name__}",
+                    "numpy cannot write into a tensor or view through out=; use the "
+                    "engine's out= (an exclusive borrow), write under t.map_write(), or "
+                    "into np.asarray() of a mutable view",
+                    kind="INVALID_OUT",
+                )
+    # Shared borrows, alive only for this call: numpy reads the elements in place.
+    arrays = [np.asarray(x) if isinstance(x, readable) else x for x in inputs]
+    try:
+        return getattr(ufunc, method)(*arrays, **kwargs)
+    except BaseException:
+        del arrays  # a traceback must not keep the borrows alive
+        raise

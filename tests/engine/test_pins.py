@@ -3,7 +3,7 @@
 Kernels read ``HostBuffer.flat`` directly, without an alias, so a writer or a
 move on another thread must learn from the pin that a read is in flight. Every
 test here is deterministic: the kernel is made to wait on an `Event` (through a
-patched kernel or `EngineBase.run`) while the main thread tries the writers.
+patched kernel or `EngineBase._run`) while the main thread tries the writers.
 """
 
 from __future__ import annotations
@@ -68,13 +68,13 @@ def in_flight(gate: Gate, call: Callable[[], Any]) -> Iterator[list[Any]]:
 def held_run(monkeypatch: pytest.MonkeyPatch) -> Gate:
     """Every general engine path waits at the gate just before its kernel runs."""
     gate = Gate()
-    run = _base.EngineBase.run
+    run = _base.EngineBase._run
 
     def waiting_run(self: Any, *args: Any, **kwargs: Any) -> Any:
         gate.hold()
         return run(self, *args, **kwargs)
 
-    monkeypatch.setattr(_base.EngineBase, "run", waiting_run)
+    monkeypatch.setattr(_base.EngineBase, "_run", waiting_run)
     return gate
 
 
@@ -110,14 +110,14 @@ def test_out_is_refused_while_an_engine_op_reads_the_tensor(
     eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = Gate()
-    run = _base.EngineBase.run
+    run = _base.EngineBase._run
 
     def waiting_run(self: Any, op: str, *args: Any, **kwargs: Any) -> Any:
         if op == "CpuEngine.pow":  # only the reader waits
             gate.hold()
         return run(self, op, *args, **kwargs)
 
-    monkeypatch.setattr(_base.EngineBase, "run", waiting_run)
+    monkeypatch.setattr(_base.EngineBase, "_run", waiting_run)
     a = t_([1.0, 2.0])
     with in_flight(gate, lambda: eng.pow(a, 2.0)):
         refused_in_use(lambda: eng.neg(t_([3.0, 4.0]), out=a))

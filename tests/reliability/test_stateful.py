@@ -274,7 +274,7 @@ class OwnershipMachine(RuleBasedStateMachine):
     @invariant()
     def pool_stats_match_what_is_retained(self) -> None:
         stats = self.eng.buffer_pool_stats()
-        retained = self.eng.pool.retained_addresses()
+        retained = self.eng._pool.retained_addresses()
         assert stats.buffers == len(retained)
         assert stats.capacity_bytes <= self.eng.buffer_pool_limit_bytes
         live = {int(e.tensor.host_data().ctypes.data) for e in self.entries}

@@ -63,9 +63,9 @@ def test_threads_sharing_one_engine_get_correct_results_and_consistent_stats() -
     assert not errors, errors[0]
     stats = eng.buffer_pool_stats()
     cache = eng.buffer_pool_cache_stats()
-    assert stats.buffers == len(eng.pool.retained_addresses())
+    assert stats.buffers == len(eng._pool.retained_addresses())
     assert stats.capacity_bytes <= eng.buffer_pool_limit_bytes
     assert cache.hits >= 0 and cache.misses > 0
     assert cache.refused_aliased >= ROUNDS * THREADS // 5
     # Every retained buffer came back through a recycle and is not handed out twice.
-    assert len(set(eng.pool.retained_addresses())) == stats.buffers
+    assert len(set(eng._pool.retained_addresses())) == stats.buffers

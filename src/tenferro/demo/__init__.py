@@ -7,57 +7,14 @@ a fact that does not hold makes the demo fail (exit status 1).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from ..errors import TenferroError
+from . import domains, engine, groups, storage
+from ._facts import DemoFailure, Facts, refusal
 
-__all__ = ["DemoFailure", "Facts", "run_demo"]
-
-
-class DemoFailure(AssertionError):
-    """A demo fact did not hold."""
-
-
-@dataclass
-class Facts:
-    """Collects printed, checked facts."""
-
-    out: Callable[[str], None] = print
-    failures: list[str] = field(default_factory=list)
-    count: int = 0
-
-    def section(self, title: str) -> None:
-        self.out("")
-        self.out(f"== {title} ==")
-
-    def show(self, label: str, value: Any) -> None:
-        """Print an observation that is informative but not checked."""
-        self.out(f"{label} = {value}")
-
-    def check(self, label: str, value: Any, expected: Any = True) -> Any:
-        """Print ``label: value`` and record a failure unless ``value == expected``."""
-        self.count += 1
-        ok = bool(value == expected)
-        mark = "" if ok else f"   <-- expected {expected!r}"
-        self.out(f"{label}: {value}{mark}")
-        if not ok:
-            self.failures.append(f"{label}: got {value!r}, expected {expected!r}")
-        return value
-
-
-def refusal(fn: Callable[[], Any]) -> str:
-    """The message of the `TenferroError` that ``fn()`` raises, or ``"no error"``."""
-    try:
-        fn()
-    except TenferroError as exc:
-        return str(exc)
-    return "no error"
+__all__ = ["DemoFailure", "Facts", "refusal", "run_demo"]
 
 
 def _sections() -> list[Callable[[Facts], None]]:
-    from . import domains, engine, groups, storage  # imported late: they import Facts
-
     return [storage.run, engine.run, groups.run, domains.run]
 
 

@@ -17,7 +17,7 @@ from ..domains import SharedMemoryDomain, _children
 from ..placement import MemoryKind, Placement
 from ..storage.identity import AllocationId
 from ..tensor import Tensor
-from . import Facts, refusal
+from ._facts import Facts, refusal
 
 
 def _engine_facts(f: Facts, domain: SharedMemoryDomain, t: Tensor) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from ..engine import BufferPoolStats, CpuEngine
 from ..placement import HOST_PLACEMENT
 from ..tensor import Tensor
-from . import Facts
+from ._facts import Facts
 
 
 def _addr(t: Tensor) -> int:

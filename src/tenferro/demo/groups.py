@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from ..group import AllocationGroup, DescriptorSlot
 from ..placement import HOST_PLACEMENT
-from ..storage.group import AllocationGroup, DescriptorSlot
 from ..tensor import Tensor
-from . import Facts, refusal
+from ._facts import Facts, refusal
 
 
 def _addr(a: np.ndarray[Any, Any]) -> int:

@@ -7,7 +7,7 @@ import numpy as np
 from ..copies import copy_stats
 from ..placement import HOST_PLACEMENT
 from ..tensor import Tensor
-from . import Facts
+from ._facts import Facts
 
 
 def run(f: Facts) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..tensor import Tensor
 
 __all__ = ["SlicePlan", "build_plan", "parse_equation"]
@@ -118,7 +118,7 @@ def check_operands(inputs: Sequence[Inds], operands: Sequence[Any]) -> tuple[DTy
         if dtype is None:
             dtype = t.dtype
         elif t.dtype is not dtype:
-            raise ValidationError(
+            raise DTypeError(
                 _OP,
                 f"operand {k} has dtype {t.dtype.name} but operand 0 has {dtype.name}; "
                 "convert the operands to one dtype first",
@@ -146,7 +146,7 @@ def check_operands(inputs: Sequence[Inds], operands: Sequence[Any]) -> tuple[DTy
                 )
     assert dtype is not None
     if dtype not in (DType.F32, DType.F64, DType.C32, DType.C64):
-        raise ValidationError(
+        raise DTypeError(
             _OP,
             f"operands have dtype {dtype.name}; sliced contraction needs a float or complex "
             "dtype (convert them first)",

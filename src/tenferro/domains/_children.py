@@ -106,7 +106,7 @@ def attach_beside_own(handle: ShareHandle, conn: Any) -> None:
     """
     from ..engine.cpu import CpuEngine
     from ..errors import TenferroError
-    from ..storage.group import AllocationGroup
+    from ..group import AllocationGroup
 
     def outcome(fn: Any) -> str:
         try:

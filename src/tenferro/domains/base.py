@@ -16,8 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..dtype import as_dtype
 from ..errors import ValidationError
+from ..group import tensor_from_owner
 from ..layout import normalize_shape, shape_size
-from ..storage.group import tensor_from_owner
 from ..storage.identity import AllocationDomainId
 from ..storage.root import BackendStorage, import_backend_buffer
 from ..tensor import Tensor

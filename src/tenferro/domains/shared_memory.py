@@ -55,6 +55,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .. import _services
 from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import (
@@ -64,9 +65,9 @@ from ..errors import (
     RuntimeStateError,
     ValidationError,
 )
+from ..group import GroupTensorRef, tensor_from_owner
 from ..layout import normalize_shape, shape_size, strict_index
 from ..placement import MemoryKind, Placement
-from ..storage.group import GroupTensorRef, tensor_from_owner
 from ..storage.host import HostBuffer, shared_refusal
 from ..storage.identity import AllocationDomainId, AllocationId, AllocationIdCounter
 from ..storage.root import (
@@ -700,3 +701,6 @@ def share_handle(t: Tensor) -> ShareHandle:
         key.local.value,
         buf.owner_pid,
     )
+
+
+_services.register_share_handle(share_handle)

@@ -8,8 +8,8 @@ fusion) is a mixin on `EngineBase`; this module holds what they share:
   ``HostBuffer.flat`` directly, see docs/internals.md); each tensor's buffer is
   pinned (`HostBuffer.pin`) until the call ends, so no exclusive borrow or move
   on another thread can be granted while a kernel reads it;
-* `EngineBase.output`: an uninitialised pooled buffer for a result, and
-  `EngineBase.wrap` to hand it out with the weak link to the pool;
+* `EngineBase._output`: an uninitialised pooled buffer for a result, and
+  `EngineBase._wrap` to hand it out with the weak link to the pool;
 * `begin_out`: validation and the exclusive borrow for an ``out=`` tensor.
 
 INVARIANT (plain host tensors): when ``tensor._st`` is a `HostBuffer`, its
@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import BorrowError, RuntimeStateError, ValidationError
+from ..errors import BorrowError, DTypeError, RuntimeStateError, ValidationError
 from ..guards import ExclusiveBorrow
 from ..layout import shape_size
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ..view import _ViewBase
 from .pool import BufferPool
 
@@ -44,8 +44,6 @@ __all__ = [
 
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
-
-_new = object.__new__
 
 
 def backend_error(op: str, t: Any = None) -> RuntimeStateError:
@@ -75,7 +73,7 @@ def not_a_tensor(op: str, x: Any, what: str = "operand") -> ValidationError:
 
 def dtype_mismatch(op: str, d1: DType, d2: DType) -> ValidationError:
     """The error for two operands whose dtypes differ (there is no implicit promotion)."""
-    return ValidationError(
+    return DTypeError(
         op,
         f"operand dtypes differ: {d1.name} and {d2.name}; there is no implicit promotion "
         "(convert one of them with eng.convert)",
@@ -115,7 +113,7 @@ class Reads:
         if exc_type is not None:
             # INVARIANT: the traceback keeps this call's frames, whose locals hold
             # the operands' internal arrays (`HostBuffer.flat`, uncounted): those
-            # buffers must never go back to a pool (see `EngineBase.run`).
+            # buffers must never go back to a pool (see `EngineBase._run`).
             for buf in self.bufs:
                 buf.recycler = None
         self.release()
@@ -261,32 +259,27 @@ class EngineBase:
     _threads: int | None
     _domain: Any
 
-    def output(self, dtype: DType, n: int) -> tuple[Array, Array]:
+    def _output(self, dtype: DType, n: int) -> tuple[Array, Array]:
         """``(owner, flat)``: an uninitialised pooled buffer with ``n`` usable elements.
 
         The caller's kernel must write all ``n`` elements of ``flat``, then hand the
-        result out with `wrap`; if the kernel raises, drop ``owner`` (never give it
-        back: see `run`).
+        result out with `_wrap`; if the kernel raises, drop ``owner`` (never give it
+        back: see `_run`).
         """
         owner = self._pool.acquire(dtype.numpy, n)
         return owner, (owner if owner.shape[0] == n else owner[:n])
 
-    def wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
+    def _wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:
         """Hand a fully written pooled buffer out as a tensor that recycles on drop."""
-        t: Tensor = _new(Tensor)
-        t._shape = shape
-        t._dtype = dtype
-        t._st = HostBuffer(owner, flat, self._recycler)
-        t._moved = None
-        return t
+        return _pooled(shape, dtype, owner, flat, self._recycler)
 
-    def fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
+    def _fresh(self, shape: Shape, dtype: DType) -> tuple[Array, Array, Array]:
         """``(owner, flat, nd)`` for a new result: nd is the F-ordered array of ``shape``."""
-        owner, flat = self.output(dtype, shape_size(shape))
+        owner, flat = self._output(dtype, shape_size(shape))
         nd = flat if len(shape) == 1 else flat.reshape(shape, order="F")
         return owner, flat, nd
 
-    def run(
+    def _run(
         self,
         op: str,
         shape: Shape,
@@ -305,7 +298,7 @@ class EngineBase:
         ``out=`` checks), still pinned while the kernel runs.
         """
         if out is None:
-            owner, flat, nd = self.fresh(shape, dtype)
+            owner, flat, nd = self._fresh(shape, dtype)
             try:
                 kernel(nd)
             except BaseException:
@@ -315,7 +308,7 @@ class EngineBase:
                 # freed when the last of them dies.
                 del nd, flat, owner
                 raise
-            return self.wrap(shape, dtype, owner, flat)
+            return self._wrap(shape, dtype, owner, flat)
         check_out(out, shape, dtype, op)
         borrow, arr = begin_out(out, op, reads, in_place_ok)
         try:
@@ -326,7 +319,7 @@ class EngineBase:
         result: Tensor = out
         return result
 
-    def run_staged(
+    def _run_staged(
         self,
         op: str,
         shape: Shape,
@@ -336,12 +329,12 @@ class EngineBase:
         reads: Reads,
         in_place_ok: bool = False,
     ) -> Tensor:
-        """`run` into ``out=`` for a kernel that may refuse after writing part of ``nd``.
+        """`_run` into ``out=`` for a kernel that may refuse after writing part of ``nd``.
 
         The kernel runs into a pooled buffer (given back if it raises) that is
         copied into ``out`` only on success, so a refusal leaves ``out`` as it was.
         """
-        staged = self.run(op, shape, dtype, kernel)
+        staged = self._run(op, shape, dtype, kernel)
         staged_flat = staged._st.flat
 
         def copy_kernel(nd: Array) -> None:
@@ -349,9 +342,9 @@ class EngineBase:
             np.copyto(nd.reshape(-1, order="F"), staged_flat)
 
         try:
-            return self.run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
+            return self._run(op, shape, dtype, copy_kernel, out, reads, in_place_ok)
         except BaseException:
             # This frame stays in the traceback with `staged_flat` (writable): the
-            # staged buffer must never go back to the pool (see `run`).
+            # staged buffer must never go back to the pool (see `_run`).
             staged._st.detach_recycler()
             raise

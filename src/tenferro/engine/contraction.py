@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
-from ..layout import strict_index
+from ..errors import DTypeError, ValidationError
+from ..layout import normalize_axis_tuple, strict_index
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -42,7 +42,7 @@ __all__ = ["ContractionOps"]
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__
+_new = object.__new__  # the hot path's inlined tensor._pooled
 # The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
 # compiles a method call on an *imported* name (`from ... import reading`) as a
 # module attribute call, without the list.append specialization (~40 ns more).
@@ -58,7 +58,7 @@ def _dtype_check(op: str, da: DType, db: DType) -> None:
     if da is not db:
         raise dtype_mismatch(op, da, db)
     if da not in _NUMERIC:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"{op.split('.')[-1]} needs a numeric dtype, got {da.name}",
             kind="UNSUPPORTED_DTYPE",
@@ -67,36 +67,7 @@ def _dtype_check(op: str, da: DType, db: DType) -> None:
 
 
 def _axes(op: str, axes: Any, ndim: int, what: str) -> tuple[int, ...]:
-    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
-        axes = (axes,)
-    try:
-        items = list(axes)
-    except TypeError:
-        raise ValidationError(
-            op, f"{what} must be a sequence of axes, got {axes!r}", kind="INVALID_AXES"
-        ) from None
-    out = []
-    for ax in items:
-        try:
-            i = strict_index(ax)
-        except TypeError:
-            raise ValidationError(
-                op, f"{what}: axis {ax!r} is not an int", kind="INVALID_AXES"
-            ) from None
-        if not -ndim <= i < ndim:
-            raise ValidationError(
-                op,
-                f"{what}: axis {i} is out of range for a rank-{ndim} operand",
-                kind="INVALID_AXES",
-                axis=i,
-                ndim=ndim,
-            )
-        out.append(i % ndim)
-    if len(set(out)) != len(out):
-        raise ValidationError(
-            op, f"{what}: duplicate axes in {tuple(items)!r}", kind="DUPLICATE_AXES", axes=out
-        )
-    return tuple(out)
+    return normalize_axis_tuple(axes, ndim, op, what, duplicate_kind="DUPLICATE_AXES")
 
 
 def _pair(op: str, value: Any, what: str) -> tuple[Any, Any]:
@@ -157,9 +128,12 @@ class ContractionOps(EngineBase):
                                 _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase.run).
+                                # frame's writable `owner` (EngineBase._run).
                                 del flat, owner
                                 raise
+                            # INVARIANT: the same fields as tensor._pooled, inlined (this
+                            # is the 2-D matmul hot path); test_engine_interface checks that
+                            # the two do not drift apart.
                             t: Tensor = _new(Tensor)
                             t._shape = (m, n)
                             t._dtype = dt
@@ -281,7 +255,7 @@ class ContractionOps(EngineBase):
             # _dot_into writes every element of the column-major result.
             plan.run(pool, xa, xb, nd.reshape(-1, order="F"))
 
-        return self.run(op, plan.out_shape, dtype, kernel, out, reads)
+        return self._run(op, plan.out_shape, dtype, kernel, out, reads)
 
     def einsum(
         self,
@@ -385,7 +359,7 @@ class ContractionOps(EngineBase):
             # out=, a product kernel, or a full transposition copy).
             execute(pool, plan, arrays, nd)
 
-        return self.run(op, plan.out_shape, dtype, kernel, out, reads)
+        return self._run(op, plan.out_shape, dtype, kernel, out, reads)
 
 
 def _read_all(op: str, operands: Any, reads: Reads) -> tuple[list[Array], DType]:

@@ -213,11 +213,6 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         """The allocation domain `to_contiguous` allocates domain tensors in, or None."""
         return self._domain
 
-    @property
-    def pool(self) -> BufferPool:
-        """This engine's buffer pool."""
-        return self._pool
-
     def __enter__(self) -> CpuEngine:
         """Make this engine the calling thread's default until the block ends.
 

@@ -13,14 +13,12 @@ pooled output; a ufunc writes every element of ``out`` when all operands have
 
 from __future__ import annotations
 
-import cmath
-import numbers
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
-from ..dtype import DType
-from ..errors import ValidationError
+from ..dtype import DType, scalar_as_dtype
+from ..errors import DTypeError, ValidationError
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -31,7 +29,7 @@ __all__ = ["ElementwiseOps"]
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__
+_new = object.__new__  # the hot path's inlined tensor._pooled
 # The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
 # compiles a method call on an *imported* name (`from ... import reading`) as a
 # module attribute call, without the list.append specialization (~40 ns more).
@@ -49,10 +47,6 @@ _NUMERIC_T = tuple(d for d in DType if d is not DType.BOOL)
 _FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
 # abs keeps the dtype only for real inputs (a complex input gives its real dtype).
 _REAL_NUM_T = (DType.F64, DType.F32, DType.I64, DType.I32)
-# Python-level rank of a dtype's kind: bool < integer < real float < complex.
-_RANK = {DType.BOOL: 0, DType.I32: 1, DType.I64: 1, DType.F32: 2, DType.F64: 2}
-_RANK.update({DType.C32: 3, DType.C64: 3})
-_RANK.update({d: 1 for d in (DType.I8, DType.I16, DType.U8, DType.U16, DType.U32, DType.U64)})
 
 _np_fdiv = np.floor_divide
 
@@ -106,7 +100,7 @@ _SQRT = _Spec("sqrt", np.sqrt, _FLOATING, hint=_CONVERT_HINT)
 def _dtype_error(spec: _Spec, dt: DType) -> ValidationError:
     allowed = ", ".join(d.name for d in DType if d in spec.allowed)
     hint = f"; {spec.hint}" if spec.hint else ""
-    return ValidationError(
+    return DTypeError(
         spec.op,
         f"{spec.name} does not accept dtype {dt.name} (accepted: {allowed}){hint}",
         kind="UNSUPPORTED_DTYPE",
@@ -114,81 +108,15 @@ def _dtype_error(spec: _Spec, dt: DType) -> ValidationError:
     )
 
 
-def _scalar_rank(value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        return 0
-    if isinstance(value, (numbers.Integral, np.integer)):
-        return 1
-    if isinstance(value, (numbers.Real, np.floating)):
-        return 2
-    return 3
-
-
-def show_scalar(value: Any) -> str:
-    """``repr(value)``, except that a huge integer is described by its size.
-
-    Python refuses to turn an integer of more than 4300 digits into a string
-    (and a message holding hundreds of digits helps nobody).
-    """
-    if isinstance(value, int) and not -(10**40) < value < 10**40:
-        digits = int(abs(value).bit_length() * 0.30103) + 1
-        sign = "-" if value < 0 else ""
-        return f"{sign}<an integer of about {digits} digits>"
-    return repr(value)
-
-
-def _finite(value: Any) -> bool:
-    """Is the Python or numpy number ``value`` finite? (Integers and fractions always are.)
-
-    Not `np.isfinite`: it refuses an int beyond int64 and a `Fraction` (TypeError).
-    """
-    if isinstance(value, (numbers.Rational, np.integer, np.bool_)):
-        return True
-    try:
-        return cmath.isfinite(complex(value))
-    except (TypeError, ValueError, OverflowError):
-        return False
-
-
 def weak_scalar(value: Any, dt: DType, op: str) -> Any:
-    """``value`` as a numpy scalar of ``dt`` (weak typing), or a `ValidationError`.
-
-    Refused: a scalar of a higher kind than the tensor (float with an integer
-    tensor, complex with a real one), an integer out of the dtype's range, and a
-    finite number that overflows the dtype.
-    """
+    """``value`` as a numpy scalar of ``dt`` (weak typing): `dtype.scalar_as_dtype`,
+    after the two exact cases the hot paths meet most."""
     vt = type(value)
     if vt is float and (dt is DType.F64 or dt is DType.C64):
         return value  # exact: numpy reads a Python float as float64
     if vt is int and dt is DType.I64 and -(2**63) <= value < 2**63:
         return value  # exact, and numpy reads a Python int weakly as the tensor's int64
-    rank = _scalar_rank(value)
-    if rank > _RANK[dt]:
-        kind = ("bool", "int", "float", "complex")[rank]
-        raise ValidationError(
-            op,
-            f"a {kind} scalar ({show_scalar(value)}) cannot take the tensor's dtype {dt.name} "
-            "without losing information; pass a value of the tensor's kind, or convert the "
-            "tensor (eng.convert) first",
-            kind="SCALAR_DTYPE",
-            scalar=value,
-            dtype=dt,
-        )
-    np_type = dt.numpy.type
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            converted = np_type(value)
-    except (OverflowError, FloatingPointError, ValueError, TypeError):
-        converted = None
-    if converted is None or (rank >= 1 and _finite(value) and not np.isfinite(converted)):
-        raise ValidationError(
-            op,
-            f"the scalar {show_scalar(value)} is out of range for dtype {dt.name}",
-            kind="SCALAR_OUT_OF_RANGE",
-            scalar=value,
-            dtype=dt,
-        )
-    return converted
+    return scalar_as_dtype(value, dt, op, hint=", or convert the tensor (eng.convert) first")
 
 
 def _shape_error(op: str, s1: Shape, s2: Shape) -> ValidationError:
@@ -212,7 +140,31 @@ def _check_int_divisor(op: str, divisor: Any) -> None:
 
 
 # ---------------------------------------------------------------------- fast path
-def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
+class _BinaryOp(Protocol):
+    """The signature a type checker sees for ``eng.add`` and the other binary operations."""
+
+    def __call__(self, a: Any, b: Any, out: Tensor | None = None) -> Tensor: ...
+
+
+class _BinaryMethod(Protocol):
+    """A function stored on the class: looked up on an engine, it binds like a method."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> _BinaryOp: ...
+
+
+class _UnaryOp(Protocol):
+    """The signature a type checker sees for ``eng.neg`` and the other unary operations."""
+
+    def __call__(self, a: Any, out: Tensor | None = None) -> Tensor: ...
+
+
+class _UnaryMethod(Protocol):
+    """A function stored on the class: looked up on an engine, it binds like a method."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> _UnaryOp: ...
+
+
+def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMethod:
     """A binary method with the hot path inlined: two plain host tensors, no out=.
 
     The hot path pins both buffers and only then checks them for an exclusive
@@ -254,9 +206,12 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                                 ufunc(fa, sb.flat, flat)
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase.run).
+                                # frame's writable `owner` (EngineBase._run).
                                 del flat, owner
                                 raise
+                            # INVARIANT: the same fields as tensor._pooled, inlined (this
+                            # is the binary hot path); test_engine_interface checks that
+                            # the two do not drift apart.
                             t: Tensor = _new(Tensor)
                             t._shape = shape
                             t._dtype = dt
@@ -288,10 +243,11 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
     method.__name__ = spec.name
     method.__qualname__ = f"CpuEngine.{spec.name}"
     method.__doc__ = doc
-    return method
+    # A plain function (it binds as a method); the cast only names its signature.
+    return cast(_BinaryMethod, method)
 
 
-def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
+def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMethod:
     """A unary method with the hot path inlined: one plain host tensor, no out=.
 
     The same hot path as `_binary_method` (pin, then check for a writer; read
@@ -321,7 +277,7 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
                             ufunc(fa, flat)
                         except BaseException:
                             # Dropped, never pooled: the traceback keeps this frame's
-                            # writable `owner` (EngineBase.run).
+                            # writable `owner` (EngineBase._run).
                             del flat, owner
                             raise
                         t: Tensor = _new(Tensor)
@@ -342,7 +298,8 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> Any:
     method.__name__ = spec.name
     method.__qualname__ = f"CpuEngine.{spec.name}"
     method.__doc__ = doc
-    return method
+    # A plain function (it binds as a method); the cast only names its signature.
+    return cast(_UnaryMethod, method)
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -385,10 +342,10 @@ class ElementwiseOps(EngineBase):
                     ufunc(fa, scalar, flat)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase.run).
+                # `owner` (EngineBase._run).
                 del flat, owner
                 raise
-            return self.wrap(t._shape, dt, owner, flat)
+            return self._wrap(t._shape, dt, owner, flat)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).
@@ -442,7 +399,7 @@ class ElementwiseOps(EngineBase):
                 # Every operand has nd's shape or is a scalar: the ufunc writes all of nd.
                 ufunc(xa, yb, out=nd)
 
-            return self.run(op, shape, result, kernel, out, reads, in_place_ok=True)
+            return self._run(op, shape, result, kernel, out, reads, in_place_ok=True)
 
     def _unary(self, spec: _Spec, a: Any, out: Any) -> Tensor:
         op = spec.op
@@ -457,7 +414,7 @@ class ElementwiseOps(EngineBase):
                 # x has nd's shape: the ufunc writes every element of nd.
                 ufunc(x, out=nd)
 
-            return self.run(op, shape, result, kernel, out, reads, in_place_ok=True)
+            return self._run(op, shape, result, kernel, out, reads, in_place_ok=True)
 
     # -- arithmetic ------------------------------------------------------------------------
     add = _binary_method(
@@ -551,7 +508,7 @@ class ElementwiseOps(EngineBase):
         with Reads() as reads:
             c, cdt, shape = reads.operand(cond, op)
             if cdt is not _BOOL:
-                raise ValidationError(
+                raise DTypeError(
                     op,
                     f"cond must be a BOOL tensor, got {cdt.name}; build one with a comparison "
                     "(eng.less, eng.equal, ...)",
@@ -589,4 +546,4 @@ class ElementwiseOps(EngineBase):
                 np.copyto(nd, ya)
                 np.copyto(nd, xa, where=c)
 
-            return self.run(op, shape, dt, kernel, out, reads, in_place_ok=False)
+            return self._run(op, shape, dt, kernel, out, reads, in_place_ok=False)

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..layout import shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
@@ -486,7 +486,7 @@ def _compile_numexpr(expr: str, dtypes: dict[str, DType], prog: _Program) -> Non
 
     for name, dt in dtypes.items():
         if dt not in (DType.F64, DType.C64):
-            raise ValidationError(
+            raise DTypeError(
                 OP,
                 f"backend='numexpr' takes F64 and C64 operands, got {name}: {dt.name}; use "
                 "the default backend",
@@ -687,7 +687,7 @@ def _run_tiles(
             _exec(instrs, slots)
     except BaseException:
         # Dropped, never pooled: the traceback keeps this frame's writable views of
-        # the registers (slots; see EngineBase.run).
+        # the registers (slots; see EngineBase._run).
         regs.clear()
         raise
     for owner in regs:
@@ -833,7 +833,7 @@ class FusionOps(EngineBase):
                 _exec(instrs, slots)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
-                # views of the output and the registers (slots, flat; EngineBase.run).
+                # views of the output and the registers (slots, flat; EngineBase._run).
                 owners.clear()
                 raise
             for r in owners:
@@ -897,7 +897,7 @@ class FusionOps(EngineBase):
                     ex_uses_vml=False,
                 )
 
-            return self.run(OP, shape, prog.dtype, nex_kernel, out, reads, in_place_ok=True)
+            return self._run(OP, shape, prog.dtype, nex_kernel, out, reads, in_place_ok=True)
 
         ordered = [arrays[name] for name in prog.inputs]
 
@@ -916,12 +916,12 @@ class FusionOps(EngineBase):
             # into a pooled buffer (given back if a check fails) and copy into out=
             # only on success, so a refused expression leaves out= as it was.
             check_out(out, shape, prog.dtype, OP)
-            return self.run_staged(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=True)
+            return self._run_staged(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=True)
         # In place (out= also an operand) is safe when the last step is one ufunc: a
         # tile's earlier steps only write registers, and a ufunc reads each element
         # before writing it. A final `where` writes in two passes, so it is not.
         in_place = compact and prog.instrs[-1][0] != "where"
-        return self.run(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=in_place)
+        return self._run(OP, shape, prog.dtype, kernel, out, reads, in_place_ok=in_place)
 
 
 def _parallel(

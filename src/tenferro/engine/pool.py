@@ -375,7 +375,7 @@ class BufferPool:
             self._retain_locked(owner)
 
     def drain_lane(self) -> None:
-        """Move waiting released buffers to the shelves (`HostBuffer.__del__` calls it)."""
+        """Move waiting released buffers to the shelves (`recycle` calls it)."""
         with self._lock:
             self._drain_locked()
 

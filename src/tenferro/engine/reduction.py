@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axes, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
@@ -100,7 +100,7 @@ class ReductionOps(EngineBase):
             count = shape_size([shape[i] for i in ax])
             if name in ("reduce_max", "reduce_min"):
                 if dt.is_complex:
-                    raise ValidationError(
+                    raise DTypeError(
                         op,
                         f"{name} is not defined for complex dtypes (no order); reduce abs() or "
                         "the real part instead",
@@ -146,7 +146,7 @@ class ReductionOps(EngineBase):
                 if mean:
                     np.divide(nd, count, out=nd)
 
-            return self.run(op, out_shape, result, kernel, out, reads)
+            return self._run(op, out_shape, result, kernel, out, reads)
 
     def reduce_sum(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Sum over ``axes`` (None: all, a rank-0 result; ``()``: none). BOOL gives I64."""

@@ -27,8 +27,8 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
-from ..errors import RuntimeStateError, ValidationError
-from ..layout import normalize_perm, normalize_shape, shape_size, strict_index
+from ..errors import DTypeError, RuntimeStateError, ValidationError
+from ..layout import normalize_axis, normalize_perm, normalize_shape, shape_size, strict_index
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -115,21 +115,7 @@ def _perm(perm: Any, ndim: int, op: str) -> tuple[Shape, Shape]:
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
-    try:
-        i = strict_index(axis)
-    except TypeError:
-        raise ValidationError(
-            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXES"
-        ) from None
-    if not -ndim <= i < ndim:
-        raise ValidationError(
-            op,
-            f"axis {i} is out of range for rank {ndim}",
-            kind="INVALID_AXES",
-            axis=i,
-            ndim=ndim,
-        )
-    return i % ndim
+    return normalize_axis(axis, ndim, op)
 
 
 def _int(op: str, value: Any, what: str) -> int:
@@ -235,7 +221,7 @@ class StructuralOps(EngineBase):
                             copy_strided(dst, src)
                     except BaseException:
                         # Dropped, never pooled: the traceback keeps this frame's
-                        # writable `dst` (EngineBase.run).
+                        # writable `dst` (EngineBase._run).
                         del flat, owner
                         raise
                     r: Tensor = _new(Tensor)
@@ -260,7 +246,7 @@ class StructuralOps(EngineBase):
                 # The permuted input has nd's shape: copy_strided writes every element.
                 copy_strided(nd, x.transpose(p))
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     def reshape(self, t: Any, shape: Any, out: Tensor | None = None) -> Tensor:
         """The elements in column-major order, with a new shape (one entry may be -1)."""
@@ -274,7 +260,7 @@ class StructuralOps(EngineBase):
                 # has the input's shape: copyto writes every element.
                 np.copyto(nd.reshape(old, order="F") if old != new else nd, x)
 
-            return self.run(op, new, dt, kernel, out, reads)
+            return self._run(op, new, dt, kernel, out, reads)
 
     def broadcast_in_dim(self, t: Any, shape: Any, dims: Any, out: Tensor | None = None) -> Tensor:
         """Broadcast ``t`` to ``shape``: input axis ``i`` becomes output axis ``dims[i]``.
@@ -325,7 +311,7 @@ class StructuralOps(EngineBase):
                 # The expanded input broadcasts to nd's shape: copyto writes every element.
                 np.copyto(nd, np.expand_dims(x.transpose(order), new_axes))
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     def concatenate(
         self, tensors: Sequence[Any], axis: int = 0, out: Tensor | None = None
@@ -348,7 +334,7 @@ class StructuralOps(EngineBase):
             base = items[0][2]
             for i, (_, d, s) in enumerate(items):
                 if d is not dt:
-                    raise ValidationError(
+                    raise DTypeError(
                         op,
                         f"tensor {i} has dtype {d.name}, tensor 0 has {dt.name}; convert first",
                         kind="DTYPE_MISMATCH",
@@ -369,7 +355,7 @@ class StructuralOps(EngineBase):
                 # The pieces tile nd along `axis` exactly: every element is written once.
                 np.concatenate(arrays, axis=ax, out=nd)
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     def tril(self, t: Any, k: int = 0, out: Tensor | None = None) -> Tensor:
         """Lower triangle of each ``[M, N]`` matrix (batch axes trailing); above
@@ -409,7 +395,7 @@ class StructuralOps(EngineBase):
                 nd[...] = 0
                 np.copyto(nd, x, where=keep)
 
-            return self.run(op, shape, dt, kernel, out, reads)
+            return self._run(op, shape, dt, kernel, out, reads)
 
     def extract_diagonal(
         self, t: Any, offset: int = 0, axes: Sequence[int] = (0, 1), out: Tensor | None = None
@@ -445,7 +431,7 @@ class StructuralOps(EngineBase):
                 # every element.
                 np.copyto(nd, np.moveaxis(diag_view, -1, 0))
 
-            return self.run(op, out_shape, dt, kernel, out, reads)
+            return self._run(op, out_shape, dt, kernel, out, reads)
 
     # -- named copies --------------------------------------------------------------------
     def to_contiguous(self, t: Any, out: Tensor | None = None) -> Tensor:
@@ -494,11 +480,11 @@ class StructuralOps(EngineBase):
                 copy_strided(flat.reshape(shape[::-1]), x)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase.run).
+                # `owner` (EngineBase._run).
                 del flat, owner
                 raise
             count_copy(nbytes)
-            return self.wrap(shape, dt, owner, flat)
+            return self._wrap(shape, dt, owner, flat)
         with Reads() as reads:
             x, dt, shape = reads.operand(t, op)
             nbytes = shape_size(shape) * dt.itemsize
@@ -508,7 +494,7 @@ class StructuralOps(EngineBase):
                 # x has nd's shape: copy_strided writes every element.
                 copy_strided(nd, x)
 
-            result = self.run(op, shape, dt, kernel, out, reads)
+            result = self._run(op, shape, dt, kernel, out, reads)
             count_copy(nbytes)
             return result
 
@@ -576,11 +562,11 @@ class StructuralOps(EngineBase):
                         )
 
             if not (checked and out is not None):
-                result = self.run(op, shape, target, kernel, out, reads)
+                result = self._run(op, shape, target, kernel, out, reads)
                 count_copy(nbytes)
                 return result
             # Checked into out=: a refused conversion must leave out= untouched.
-            result = self.run_staged(op, shape, target, kernel, out, reads)
+            result = self._run_staged(op, shape, target, kernel, out, reads)
             count_copy(nbytes)
             return result
 

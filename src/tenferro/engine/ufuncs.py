@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..tensor import Tensor
-from ..view import ufunc_at_refusal
+from .. import _services
+from ..view import ufunc_at_refusal, ufunc_on_borrows
 from .cpu import default_engine
 
 __all__ = ["array_ufunc"]
@@ -49,20 +48,8 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         return getattr(default_engine(), name)(*inputs)
     if method == "at":
         raise ufunc_at_refusal(ufunc)
-    outs = kwargs.get("out")
-    if outs is not None:
-        for o in outs if isinstance(outs, tuple) else (outs,):
-            if isinstance(o, Tensor):
-                raise ValidationError(
-                    f"numpy.{ufunc.__name__}",
-                    "numpy cannot write into a tensor; use the engine's out= (an "
-                    "exclusive borrow), or write under t.map_write()",
-                    kind="INVALID_OUT",
-                )
-    # Shared borrows, alive only for this call: numpy reads the elements in place.
-    arrays = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
-    try:
-        return getattr(ufunc, method)(*arrays, **kwargs)
-    except BaseException:
-        del arrays  # a traceback must not keep the borrows alive
-        raise
+    return ufunc_on_borrows(ufunc, method, inputs, kwargs)
+
+
+# Tensor sits below the engine: its operators and __array_ufunc__ reach it through here.
+_services.register_engine(default_engine, array_ufunc)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import _services
 from ..copies import record_copy
 from ..dtype import dtype_of_array
 from ..errors import InteropError
@@ -226,3 +227,6 @@ def from_dlpack(x: Any, copy: bool | None = None) -> Tensor:
     # too, and given back by into_vec_col_major.
     buf = _adopt(view, view.reshape(-1, order="F"), producer)
     return Tensor._wrap(shape, dt, buf)
+
+
+_services.register_dlpack(export_dlpack, dlpack_device)

@@ -29,7 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import col_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
 from ..view import TensorView, TensorViewMut, _ViewBase
 
 __all__ = [
@@ -107,7 +107,7 @@ def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], A
     The kernel must write every element of ``nd``; a kernel that raises gives the
     buffer back to the pool.
     """
-    return _engine().run(op, shape, dtype, kernel)
+    return _engine()._run(op, shape, dtype, kernel)
 
 
 def emit(op: str, result: Array) -> Tensor:
@@ -123,7 +123,7 @@ def emit(op: str, result: Array) -> Tensor:
         # nd has res's shape: copyto writes every element.
         np.copyto(nd, res, casting="unsafe")
 
-    return _engine().run(op, tuple(int(d) for d in res.shape), dt, kernel)
+    return _engine()._run(op, tuple(int(d) for d in res.shape), dt, kernel)
 
 
 def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
@@ -192,6 +192,8 @@ def binary_function(
                                 # Dropped, never pooled: a traceback keeps `owner`.
                                 del flat, owner
                                 raise
+                            # INVARIANT: the same fields as tensor._pooled, inlined (the
+                            # namespace's binary hot path); test_engine_interface checks it.
                             t: Tensor = _new(Tensor)
                             t._shape = shape
                             t._dtype = out_dt
@@ -210,8 +212,17 @@ def binary_function(
     return fn
 
 
-def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
-    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
+def _fast_one(
+    x: Any,
+    allowed: tuple[DType, ...],
+    size: int | None,
+    shape: Shape | None,
+    kernel: Callable[[Array, Array], Any],
+) -> Any:
+    """The hot path of a one-operand function on a plain host tensor of an ``allowed``
+    dtype, or None: ``kernel(fa, flat)`` writes all ``size`` elements (default: the
+    input's) of a pooled output of the input's dtype and ``shape`` (default: the
+    input's)."""
     if x.__class__ is not Tensor:
         return None
     st = x._st
@@ -223,30 +234,32 @@ def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
         if st.exclusive is not None:
             return None
         fa = st.flat
-        n = len(fa)
+        n = len(fa) if size is None else size
         eng = _cpu._state.current
         if eng is None:
             eng = default_engine()
-        pool = eng._pool
-        owner = pool.acquire(fa.dtype, n)
+        owner = eng._pool.acquire(fa.dtype, n)
         flat = owner if len(owner) == n else owner[:n]
         try:
-            # The input holds exactly n elements: the ufunc writes all of flat.
-            ufunc(fa, out=flat)
+            kernel(fa, flat)
         except BaseException:
             del flat, owner  # dropped, never pooled (see binary_function)
             raise
-        t: Tensor = _new(Tensor)
-        t._shape = x._shape
-        t._dtype = dt
-        t._st = HostBuffer(owner, flat, eng._recycler)
-        t._moved = None
-        return t
+        return _pooled(x._shape if shape is None else shape, dt, owner, flat, eng._recycler)
     except BaseException:
         st.recycler = None  # see binary_function
         raise
     finally:
         _reading.remove(st)
+
+
+def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
+    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
+
+    def kernel(fa: Array, flat: Array) -> None:
+        ufunc(fa, out=flat)  # the input holds exactly n elements: all of flat is written
+
+    return _fast_one(x, allowed, None, None, kernel)
 
 
 def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
@@ -255,39 +268,11 @@ def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
     For reductions whose result has the input's dtype and that accept empty
     input (sums, products).
     """
-    if x.__class__ is not Tensor:
-        return None
-    st = x._st
-    dt = x._dtype
-    if st.__class__ is not HostBuffer or dt not in allowed:
-        return None
-    _reading.append(st)
-    try:
-        if st.exclusive is not None:
-            return None
-        fa = st.flat
-        eng = _cpu._state.current
-        if eng is None:
-            eng = default_engine()
-        pool = eng._pool
-        owner = pool.acquire(fa.dtype, 1)
-        flat = owner if len(owner) == 1 else owner[:1]
-        try:
-            flat[0] = reduce(fa)  # the one element of the output
-        except BaseException:
-            del flat, owner  # dropped, never pooled (see binary_function)
-            raise
-        t: Tensor = _new(Tensor)
-        t._shape = ()
-        t._dtype = dt
-        t._st = HostBuffer(owner, flat, eng._recycler)
-        t._moved = None
-        return t
-    except BaseException:
-        st.recycler = None  # see binary_function
-        raise
-    finally:
-        _reading.remove(st)
+
+    def kernel(fa: Array, flat: Array) -> None:
+        flat[0] = reduce(fa)  # the one element of the output
+
+    return _fast_one(x, allowed, 1, (), kernel)
 
 
 def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
@@ -300,7 +285,7 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
 
-        return _engine().run(op, shape, dtype, kernel)
+        return _engine()._run(op, shape, dtype, kernel)
 
 
 def compute_into(
@@ -317,7 +302,7 @@ def compute_into(
         def kernel(nd: Array) -> None:
             fn(nd, *vals)
 
-        return _engine().run(op, shape, dtype, kernel)
+        return _engine()._run(op, shape, dtype, kernel)
 
 
 def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:

@@ -37,10 +37,12 @@ def _sgn(x: Any) -> Any:
     # quimb's composed ``sgn`` (its stabilised QR) adds a bool mask to a float or
     # complex array, a mix of kinds the array API leaves out and tenferro refuses;
     # this is the same ``x / |x|`` (1 where x is 0) with the mask cast first.
-    from . import abs, add, astype, divide, equal
+    # From the defining modules, not the package (which imports this one).
+    from ._creation import astype
+    from ._elementwise import FUNCTIONS as f
 
-    zero = astype(equal(x, 0), x.dtype)
-    return divide(add(x, zero), add(abs(x), zero))
+    zero = astype(f["equal"](x, 0), x.dtype)
+    return f["divide"](f["add"](x, zero), f["add"](f["abs"](x), zero))
 
 
 def _thin_svd(svd: Any) -> Any:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
+from .. import layout
 from ..dtype import CATEGORIES, DType, as_dtype, promote_types
-from ..errors import IndexOutOfRangeError, PromotionError, ValidationError
+from ..errors import PromotionError, ValidationError
 from ._adapter import ARRAY_TYPES
 
 __all__ = [
@@ -136,32 +136,14 @@ def broadcast_shapes(op: str, *shapes: Shape) -> Shape:
 
 def normalize_axis(axis: Any, ndim: int, op: str) -> int:
     """A valid axis in ``0..ndim-1`` from a possibly negative int (IndexError-compatible)."""
-    try:
-        a = operator.index(axis)
-    except TypeError:
-        raise ValidationError(
-            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXIS"
-        ) from None
-    if not -ndim <= a < ndim:
-        # Also an IndexError and a ValueError, as numpy's AxisError is.
-        raise IndexOutOfRangeError(
-            op,
-            f"axis {a} is out of range for a rank-{ndim} array; use -{ndim}..{ndim - 1}",
-            kind="INVALID_AXIS",
-            axis=a,
-        )
-    return a % ndim
+    return layout.normalize_axis(axis, ndim, op, kind="INVALID_AXIS")
 
 
 def axes_tuple(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
-    """``axis`` (None, an int or a sequence of ints) as sorted non-negative axes."""
+    """``axis`` (None, an int or a sequence of ints) as non-negative axes."""
     if axis is None:
         return None
-    items = axis if isinstance(axis, (tuple, list)) else (axis,)
-    axes = tuple(normalize_axis(a, ndim, op) for a in items)
-    if len(set(axes)) != len(axes):
-        raise ValidationError(op, f"repeated axis in {axis!r}", kind="INVALID_AXIS")
-    return axes
+    return layout.normalize_axis_tuple(axis, ndim, op, kind="INVALID_AXIS")
 
 
 def dtype_arg(dtype: Any, op: str) -> DType | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..copies import record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
-from ..errors import ValidationError
+from ..errors import DTypeError, ValidationError
 from ..tensor import from_numpy
 from ._adapter import ARRAY_TYPES, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg
@@ -137,7 +137,7 @@ def _copy_array(x: Any, op: str) -> Any:
 def _from_numpy(arr: np.ndarray[Any, Any], want: DType | None, copy: bool | None, op: str) -> Any:
     dt = dtype_of_array(arr, op) if arr.dtype.kind not in "OUSV" else None
     if dt is None:
-        raise ValidationError(op, f"unsupported array dtype {arr.dtype}", kind="UNSUPPORTED_DTYPE")
+        raise DTypeError(op, f"unsupported array dtype {arr.dtype}", kind="UNSUPPORTED_DTYPE")
     convert = want is not None and want is not dt
     adoptable = (
         not convert
@@ -391,7 +391,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
     if dt is x.dtype:
         return _copy_array(x, op) if copy else x
     if x.dtype.is_complex and not dt.is_complex:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"converting complex {x.dtype.value} to {dt.value} would drop the imaginary "
             "part; take tenferro.real(x) first",

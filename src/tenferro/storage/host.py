@@ -18,15 +18,13 @@ import gc
 import sys
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..borrow import make_read_root, make_write_root, seal_write_root
 from ..errors import BorrowError
-
-if TYPE_CHECKING:
-    from ..engine.pool import BufferPool
+from .recycler import Recycler
 
 __all__ = ["HostBuffer"]
 
@@ -71,7 +69,7 @@ class HostBuffer:
         self,
         owner: np.ndarray[Any, Any],
         flat: np.ndarray[Any, Any],
-        recycler: weakref.ref[BufferPool] | None = None,
+        recycler: weakref.ref[Recycler] | None = None,
         origin: np.ndarray[Any, Any] | None = None,
     ) -> None:
         self.owner = owner
@@ -317,10 +315,8 @@ class HostBuffer:
         self.recycler = None
 
     def __del__(self) -> None:
-        # The recycler protocol (`engine.pool.BufferPool`): `recycle(owner, aliases)`,
-        # and a lock-free return lane: buffers of at most `_lane_bytes` bytes are
-        # appended to `_lane`, and `drain_lane()` runs once it holds more than
-        # `_lane_max` (a recycler without a lane sets `_lane_bytes = -1`).
+        # The recycler (`storage.recycler.Recycler`, e.g. the engine's pool) owns the
+        # policy: this only says how many aliases are still alive.
         recycler = self.recycler
         if recycler is None:
             return
@@ -330,16 +326,7 @@ class HostBuffer:
         # Hot path of every dropped engine output: a buffer that never had a root
         # or a stale write root cannot have an alias, so skip the counting calls.
         if self._root is None and self._stale is None:
-            owner = self.owner
-            if owner.nbytes <= pool._lane_bytes:
-                # `BufferPool.recycle`'s lane branch, inlined: this runs for every
-                # dropped engine output.
-                lane = pool._lane
-                lane.append(owner)
-                if len(lane) > pool._lane_max:
-                    pool.drain_lane()
-            else:
-                pool.recycle(owner, 0)
+            pool.recycle(self.owner, 0)
         else:
             aliases = self.alias_count()
             if aliases:
@@ -373,7 +360,7 @@ class _RecycleWhenDead:
 
     def __init__(
         self,
-        recycler: weakref.ref[BufferPool],
+        recycler: weakref.ref[Recycler],
         owner: np.ndarray[Any, Any],
         roots: list[np.ndarray[Any, Any]],
     ) -> None:

@@ -5,14 +5,14 @@ Every linalg operation runs as ``run_call(engine, op, kernel, operands...)``:
 * operands are read through the engine's `Reads` (pinned, no copy, no alias);
 * ``call.output(shape, dtype)`` takes an uninitialised pooled buffer for a result
   and returns its F-ordered array; results are handed out, in the order they
-  were taken, as tensors that recycle to the pool on drop (`EngineBase.wrap`);
+  were taken, as tensors that recycle to the pool on drop (`EngineBase._wrap`);
 * ``call.scratch(n, dtype)`` takes a pooled scratch buffer (LAPACK's overwritten
   input copy, its workspace) that goes back to the pool when the call ends;
 * if the kernel raises, every pooled buffer of the call goes back to the pool
   and no tensor is produced.
 
 Kept in one module so that a refactor of the engine internals (`Reads`,
-`EngineBase.output` / ``wrap`` / ``give_back``, the pool's ``acquire`` /
+`EngineBase._output` / ``wrap`` / ``give_back``, the pool's ``acquire`` /
 ``recycle``) is adapted here alone.
 """
 
@@ -56,7 +56,7 @@ class LinalgCall:
 
     def output(self, shape: Shape, dtype: DType) -> Array:
         """An uninitialised pooled result, as an F-ordered array the kernel must fill."""
-        owner, flat = self._eng.output(dtype, shape_size(shape))
+        owner, flat = self._eng._output(dtype, shape_size(shape))
         self._outs.append((owner, flat, shape, dtype))
         return flat if len(shape) == 1 else flat.reshape(shape, order="F")
 
@@ -85,14 +85,14 @@ class LinalgCall:
         eng = self._eng
         outs = self._outs
         self._outs = []
-        return tuple(eng.wrap(shape, dt, owner, flat) for owner, flat, shape, dt in outs)
+        return tuple(eng._wrap(shape, dt, owner, flat) for owner, flat, shape, dt in outs)
 
     def _fail(self) -> None:
         eng = self._eng
         outs = self._outs
         self._outs = []
         # INVARIANT: run_call cleared the failed kernel's frames first, so no array
-        # over these buffers survives in the traceback (the rule EngineBase.run keeps
+        # over these buffers survives in the traceback (the rule EngineBase._run keeps
         # by dropping instead).
         for owner, *_ in outs:
             eng._pool.recycle(owner, 0)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...dtype import DType
-from ...errors import LinAlgError, ValidationError
+from ...errors import DTypeError, LinAlgError, ValidationError
 from ._adapter import Array, LinalgCall, Shape
 from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int
 
@@ -59,7 +59,7 @@ _ALL = slice(None)
 # ---------------------------------------------------------------------- helpers
 def _check_dtype(op: str, dt: DType, what: str = "a") -> None:
     if dt not in _LAPACK_T:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"{what} has dtype {dt.name}; linear algebra runs on F32, F64, C32 or C64 "
             "(convert first: eng.convert(t, tfr.DType.F64))",
@@ -562,7 +562,7 @@ def _rhs(call: LinalgCall, b: Any, dt: DType, n: int, batch: Shape) -> tuple[Arr
     op = call.op
     arr, bdt, shape = call.operand(b)
     if bdt is not dt:
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"a and b dtypes differ: {dt.name} and {bdt.name}; there is no implicit promotion "
             "(convert one of them with eng.convert)",

@@ -1,0 +1,188 @@
+"""The modules above `Tensor` use only its documented internal interface.
+
+docs/internals.md ("The engine's view of Tensor") lists what code outside
+`tensor.py` may touch: three read-only fields, a few private methods and the
+private constructors. Engine outputs are built by `tensor._pooled`; the two hot
+paths that inline it (`INLINED`: a function call there costs ~100 ns, 5% of a
+small add) must set exactly the
+fields `_pooled` sets, to the same values.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import tenferro.tensor as tensor_module
+from tenferro.tensor import Tensor
+
+SRC = Path(tensor_module.__file__).resolve().parent
+
+#: Fields other modules may read (never write).
+READ_FIELDS = {"_shape", "_dtype", "_st"}
+#: Tensor methods other modules may call.
+METHODS = {
+    "_live",
+    "_raise_moved",
+    "_resolve",
+    "_read_flat",
+    "_read_array",
+    "_move",
+    "_begin_out",
+    "_wrap",
+}
+#: Private functions of tensor.py other modules may import.
+FUNCTIONS = {
+    "_pooled",
+    "_adopt",
+    "_base_chain",
+    "_check_adoptable",
+    "_col_major_copy",
+    "_unadoptable",
+    "_release_host_buffer",
+}
+#: Where `tensor._pooled` is inlined: (module, enclosing function).
+INLINED = {
+    ("engine/elementwise.py", "method"),  # binary and unary operations
+    ("engine/contraction.py", "matmul"),  # 2-D matmul
+    ("engine/reduction.py", "_full_fast"),  # full reductions
+    ("engine/structural.py", "transpose"),  # transpose of a plain tensor
+    ("engine/fusion.py", "_evaluate_small"),  # small fused expressions
+    ("namespace/_adapter.py", "fn"),  # the namespace's binary functions
+}
+
+TENSOR_PRIVATE = {n for n in dir(Tensor) if n.startswith("_") and not n.startswith("__")} | set(
+    Tensor.__slots__
+) - {"__weakref__"}
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel != "tensor.py":
+            out.append((rel, ast.parse(path.read_text())))
+    return out
+
+
+def _is_new_tensor(node: ast.AST) -> bool:
+    """``_new(Tensor)`` or ``object.__new__(Tensor)``."""
+    return (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == "Tensor"
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "_new")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "__new__")
+        )
+    )
+
+
+def _slot_assignments(body: list[ast.stmt], var: str) -> dict[str, str]:
+    """``{slot: source of the value}`` for the statements ``var.<slot> = value``."""
+    out = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == var
+            ):
+                out[target.attr] = ast.unparse(stmt.value)
+    return out
+
+
+def _pooled_fields() -> dict[str, str]:
+    tree = ast.parse(Path(tensor_module.__file__).read_text())
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_pooled")
+    return _slot_assignments(fn.body, "t")
+
+
+def _own_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of ``fn``, not descending into the functions nested in it."""
+    out: list[ast.AST] = [fn]
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _inlined_blocks() -> list[tuple[str, str, dict[str, str]]]:
+    """Every block outside tensor.py that builds a Tensor by hand, with its fields."""
+    found = []
+    for rel, tree in _modules():
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for block in _own_nodes(fn):
+                body = getattr(block, "body", None)
+                if not isinstance(body, list):
+                    continue
+                for i, stmt in enumerate(body):
+                    value = getattr(stmt, "value", None)
+                    target = getattr(stmt, "target", None)
+                    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                        target = stmt.targets[0]
+                    if value is not None and _is_new_tensor(value):
+                        assert isinstance(target, ast.Name), ast.unparse(stmt)
+                        found.append((rel, fn.name, _slot_assignments(body[i + 1 :], target.id)))
+    return found
+
+
+def test_pooled_sets_every_slot_of_tensor() -> None:
+    assert set(_pooled_fields()) == set(Tensor.__slots__) - {"__weakref__"}
+
+
+def test_tensors_are_built_by_hand_only_where_pooled_is_inlined() -> None:
+    places = {(rel, fn) for rel, fn, _ in _inlined_blocks()}
+    assert places == INLINED
+
+
+def test_inlined_copies_set_the_fields_pooled_sets() -> None:
+    pooled = _pooled_fields()
+    for rel, fn, fields in _inlined_blocks():
+        assert set(fields) == set(pooled), (rel, fn)
+        # The same storage and state; the shape expression is the caller's own.
+        # The same storage (the engine's recycler) and state; shape and dtype are
+        # the caller's own expressions.
+        assert re.fullmatch(r"HostBuffer\(owner, .+, \w+\._recycler\)", fields["_st"]), (rel, fn)
+        assert pooled["_st"] == "HostBuffer(owner, flat, recycler)"
+        assert fields["_moved"] == pooled["_moved"] == "None", (rel, fn)
+
+
+def test_other_modules_use_only_the_documented_tensor_internals() -> None:
+    allowed = READ_FIELDS | METHODS | {"_moved"}  # `_moved` only in the inlined blocks
+    used: dict[str, set[str]] = {}
+    for rel, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in TENSOR_PRIVATE:
+                used.setdefault(node.attr, set()).add(rel)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("tensor"):
+                for alias in node.names:
+                    if alias.name.startswith("_"):
+                        assert alias.name in FUNCTIONS, (rel, alias.name)
+    extra = {name: sorted(mods) for name, mods in used.items() if name not in allowed}
+    assert not extra, f"undocumented Tensor internals used outside tensor.py: {extra}"
+
+
+def test_no_module_writes_tensor_fields_outside_the_inlined_blocks() -> None:
+    inlined = {rel for rel, _ in INLINED}
+    for rel, tree in _modules():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in {"_st", "_moved"}
+                    and rel not in inlined
+                    and rel != "storage/group.py"  # GroupTables._moved: its own field
+                ):
+                    raise AssertionError(f"{rel}: {ast.unparse(node)}")
