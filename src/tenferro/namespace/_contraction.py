@@ -33,19 +33,25 @@ def _promoted(arrays: tuple[Any, ...], op: str) -> tuple[Any, ...]:
     return tuple(a if a.dtype is dt else astype(a, dt) for a in arrays)
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
-    """The matrix product with the array API's rules (1-D operands, leading batch axes
-    broadcast). Ownership: **computes** a pooled output."""
-    op = "tenferro.matmul"
-    if plain_pair(x1, x2) and x1.ndim == 2 and x2.ndim == 2 and x1.dtype in _BLAS:
-        return default_engine().matmul(x1, x2)  # it checks the shapes itself
+def _numeric_vectors(x1: Any, x2: Any, op: str, name: str) -> tuple[Any, Any]:
+    """Both operands checked (numeric arrays of rank >= 1) and promoted to one dtype."""
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
     check_category(op, x1.dtype, "numeric")
     check_category(op, x2.dtype, "numeric")
     a, b = _promoted((x1, x2), op)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValidationError(op, "matmul needs arrays of rank >= 1", kind="INVALID_ARGUMENT")
+        raise ValidationError(op, f"{name} needs arrays of rank >= 1", kind="INVALID_ARGUMENT")
+    return a, b
+
+
+def matmul(x1: Any, x2: Any, /) -> Any:
+    """The matrix product with the array API's rules (1-D operands, leading batch axes
+    broadcast). Ownership: **computes** a pooled output."""
+    op = "tenferro.matmul"
+    if plain_pair(x1, x2) and x1.ndim == 2 and x2.ndim == 2 and x1.dtype in _BLAS:
+        return default_engine().matmul(x1, x2)  # it checks the shapes itself
+    a, b = _numeric_vectors(x1, x2, op, "matmul")
     if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
         raise ValidationError(
             op,
@@ -95,13 +101,7 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the rest. Ownership: **computes**."""
     op = "tenferro.vecdot"
-    check_array(x1, op, "x1")
-    check_array(x2, op, "x2")
-    check_category(op, x1.dtype, "numeric")
-    check_category(op, x2.dtype, "numeric")
-    a, b = _promoted((x1, x2), op)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValidationError(op, "vecdot needs arrays of rank >= 1", kind="INVALID_ARGUMENT")
+    a, b = _numeric_vectors(x1, x2, op, "vecdot")
     if axis >= 0 or -axis > min(a.ndim, b.ndim) or a.shape[axis] != b.shape[axis]:
         raise ValidationError(op, f"axis {axis} does not pair up", kind="INVALID_AXIS")
     try:
