@@ -11,7 +11,8 @@ Deep and odd `evaluate` expressions come from a small grammar.
 After every call that raises:
 
 * the error is a `TenferroError` (nothing else may escape; KeyboardInterrupt
-  is never caught);
+  is never caught), or the exception of the fuzz's own callback, passed on
+  unchanged;
 * nothing is half-changed: every world tensor has the same shape, dtype,
   bytes and moved state, every view the same descriptor and bytes, the copy
   counters are unchanged, and every buffer the call took from the engine's
@@ -307,7 +308,28 @@ def _methods(target: Any) -> list[str]:
     )
 
 
+class CallbackRaised(Exception):
+    """Raised by the fuzz's own callbacks: a user's exception, which must propagate."""
+
+
+def _raising_callback(a: Any) -> Any:
+    raise CallbackRaised(type(a).__name__)
+
+
+#: Parameters that take a user callback (``Tensor.with_host_read(fn)``). Only the
+#: fuzz's own callables are drawn there: calling a junk callable such as ``object``
+#: raises that callable's own TypeError, which tenferro must pass on unchanged, so
+#: it says nothing about tenferro.
+CALLBACK_PARAMS = {"fn"}
+CALLBACKS = [_raising_callback, len, repr, np.sum]
+
+
 def _value(data: st.DataObject, w: World, name: str) -> Any:
+    if name in CALLBACK_PARAMS:
+        return data.draw(
+            st.one_of(st.sampled_from(CALLBACKS), _junk().filter(lambda v: not callable(v))),
+            label=name,
+        )
     pick = data.draw(st.integers(0, 9), label=f"{name}: source")
     if pick < 4:
         return data.draw(st.sampled_from(w.objects()), label=name)
@@ -365,7 +387,9 @@ def _one_call(data: st.DataObject, w: World) -> None:
     CALLS["made"] += 1
     try:
         result = fn(*args, **kwargs)
-    except tfr.TenferroError as exc:
+    except (tfr.TenferroError, CallbackRaised) as exc:
+        # A refusal, or the fuzz's own callback raising through tenferro unchanged:
+        # either way nothing may have changed.
         CALLS["refused"] += 1
         del exc
         after = _snapshot(w)
