@@ -11,10 +11,10 @@ It then runs in one pass over memory into one pooled output. Two executors:
 
 * ``backend="auto"`` (the default) picks per call: numexpr for expressions made
   only of ``+ - * /`` on F64/C64 operands of at least `AUTO_NUMEXPR_MIN`
-  elements (where it measured faster), the tiled executor otherwise; small
-  plain operands always run on the calling thread in one go (`SMALL`).
+  elements (where it measured faster), the tiled executor otherwise; plain
+  operands below `SMALL` elements run on the calling thread in one go.
 * ``backend="tiled"``: the compiled program runs over
-  cache-sized tiles (65536 elements), each step a numpy ufunc writing into a
+  cache-sized tiles (`TILE` elements), each step a numpy ufunc writing into a
   small per-worker register (pooled scratch, reused for every tile) and the
   last step writing the output tile. Intermediates never exist at full size,
   and tiles are shared among the engine's worker threads (numpy releases the
@@ -60,13 +60,21 @@ Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
 OP = "CpuEngine.evaluate"
-#: Elements per tile: 65536 x 8 bytes = 512 KiB per register (measured best on 4M f64).
-TILE = 65536
+#: Elements per tile: 32768 x 8 bytes = 256 KiB per stream, so three operands, a
+#: register and the output tile (1.25 MiB) stay in one core's 2 MiB L2 cache;
+#: measured side by side on 16M f64 against 4096-65536 (`python -m tenferro bench
+#: --only fusion`), 16K-32K were fastest and 64K about 10% slower.
+TILE = 32768
 
-#: Up to this many elements, plain host operands run the program once over whole
-#: arrays on the calling thread (`FusionOps._evaluate_small`): one tile, no slicing,
-#: no thread hand-off, none of the general path's bookkeeping.
-SMALL = TILE
+#: Below this many elements, plain host operands run the program once over whole
+#: arrays on the calling thread (`FusionOps._evaluate_small`): no slicing, no thread
+#: hand-off, none of the general path's bookkeeping. This is numpy's own eager
+#: evaluation without its allocations (registers and output come from the pool, the
+#: last step ends in place), so it is never slower than numpy beyond a fixed
+#: per-call cost. Measured side by side from 128K to 1M elements, the tiled executor
+#: (slices, tiles, thread hand-off) lost to numpy on + - * chains there (1.2-2x)
+#: while this path matched it; from 1M numexpr's blocked threads win for + - * /.
+SMALL = 1 << 20
 
 _new = object.__new__
 _reading = _host.reading  # bound by assignment: see elementwise.py
@@ -632,11 +640,13 @@ def _bound_getter(refs: list[int], values: list[Any], out_slot: int) -> Any:
 
 #: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
 #: elements to numexpr: measured side by side (`python -m tenferro bench --only
-#: fusion`), numexpr's one-pass virtual machine beats the tiled executor on chains of
-#: + - * / at 16M elements (0.56 of numpy against 0.86), while at 1M the two traded
-#: places from run to run; numpy's SIMD exp/log/sqrt make the tiled executor faster
-#: for anything with a function call (numexpr without Intel VML).
-AUTO_NUMEXPR_MIN = 1 << 22
+#: fusion`), numexpr's blocked, threaded virtual machine beats both the tiled
+#: executor and the whole-array path on chains of + - * / from 1M elements (0.5-0.75
+#: of numpy at 1M-4M against 0.9-2 for the tiled executor), and loses below 512K,
+#: where its per-call setup and thread hand-off are a visible share; numpy's SIMD
+#: exp/log/sqrt make the tiled executor faster for anything with a function call
+#: (numexpr without Intel VML).
+AUTO_NUMEXPR_MIN = SMALL
 _ARITHMETIC = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.negative})
 _NUMEXPR_DTYPES = frozenset({DType.F64, DType.C64})
 
@@ -834,7 +844,7 @@ class FusionOps(EngineBase):
     def _evaluate_small(
         self, expr: str, operands: dict[str, Any], fresh: _Plan | None = None
     ) -> Tensor | None:
-        """Plain host operands of one shape, at most `SMALL` elements: run at once, or None.
+        """Plain host operands of one shape, fewer than `SMALL` elements: run at once, or None.
 
         The hot path of small expressions, where a call costs about as much as one
         numpy ufunc dispatch per step plus this function: the plan is looked up
@@ -880,7 +890,7 @@ class FusionOps(EngineBase):
         _reading.append(pin)
         try:
             n = len(slots[0])
-            if not 0 < n <= SMALL:
+            if not 0 < n < SMALL:
                 return None
             for st in sts:
                 if st.exclusive is not None:
