@@ -140,3 +140,17 @@ def test_a_large_output_above_the_cap_is_never_retained(small_threshold: int) ->
         del del_me
     assert eng.buffer_pool_stats().capacity_bytes == 0
     assert eng.buffer_pool_cache_stats().hits == 0
+
+
+def test_a_strided_view_operand_into_out_equals_numpy(
+    small_threshold: int, numexpr_calls: list[Any]
+) -> None:
+    eng = tfr.CpuEngine()
+    rng = np.random.default_rng(3)
+    x, y = rng.random((40, 30)), rng.random((40, 30))
+    flipped = tfr.from_numpy(np.asfortranarray(x)).as_view()
+    flipped = flipped.slice_view((slice(None), slice(None, None, -1)))
+    out = tfr.from_numpy(np.zeros((40, 30), order="F"))
+    eng.sub(flipped, tfr.from_numpy(np.asfortranarray(y)), out=out)
+    assert numexpr_calls == [np.subtract]
+    np.testing.assert_array_equal(out.to_numpy(), x[:, ::-1] - y)
