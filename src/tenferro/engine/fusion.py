@@ -40,7 +40,6 @@ import math
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -560,9 +559,10 @@ class _Plan:
         self.regs: tuple[np.dtype[Any] | None, ...] = ()
         self.result = DType.F64
         self.result_np: np.dtype[Any] = DType.F64.numpy
-        #: ``(ufunc, slot getter)`` per step when every step is a ufunc with its
-        #: constants bound, else None and the program runs through `_exec`.
-        self.steps: tuple[tuple[Any, Any], ...] | None = None
+        #: ``(ufunc, x, y, out)`` slot indices per step when every step is a ufunc
+        #: (a unary one is ``(ufunc, x, out, -1)``), else None and the program runs
+        #: through `_exec`; constants follow the output slot in both cases.
+        self.steps: tuple[tuple[Any, int, int, int], ...] | None = None
         self.instrs: list[tuple[Any, ...]] = []
         self.consts: list[Any] = []
 
@@ -614,28 +614,12 @@ def _small_plan(expr: str, dtypes: dict[str, DType], numpy_dtypes: tuple[Any, ..
     plan.consts = consts
     if all(kind == "ufunc" and fn not in _OUT_BY_KEYWORD for kind, fn, _, _ in instrs):
         # Straight ufunc calls with positional arguments (out= as a keyword costs a
-        # dispatch more); a constant is bound into its step's getter, which returns
-        # the call's arguments as one tuple (operator.itemgetter runs in C).
-        steps = []
-        for _, fn, args, dst in instrs:
-            refs = [*args, dst]
-            if any(a > out_slot for a in refs):
-                values = [consts[a - out_slot - 1] if a > out_slot else None for a in refs]
-                getter: Any = _bound_getter(refs, values, out_slot)
-            else:
-                getter = itemgetter(*refs)
-            steps.append((fn, getter))
-        plan.steps = tuple(steps)
+        # dispatch more), read from flat index tuples (no per-step unpacking of a list).
+        plan.steps = tuple(
+            (fn, args[0], args[1], dst) if len(args) == 2 else (fn, args[0], dst, -1)
+            for _, fn, args, dst in instrs
+        )
     return plan
-
-
-def _bound_getter(refs: list[int], values: list[Any], out_slot: int) -> Any:
-    """A getter like ``itemgetter(*refs)`` with constant slots replaced by their values."""
-
-    def getter(slots: list[Any]) -> tuple[Any, ...]:
-        return tuple(v if r > out_slot else slots[r] for r, v in zip(refs, values, strict=True))
-
-    return getter
 
 
 #: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
@@ -761,10 +745,13 @@ def _run_tiles(
         pool.recycle(owner, 0)
 
 
-def _run_steps(steps: tuple[tuple[Any, Any], ...], slots: list[Any]) -> None:
+def _run_steps(steps: tuple[tuple[Any, int, int, int], ...], slots: list[Any]) -> None:
     """Run a small plan's ufunc steps (`_Plan.steps`) once over ``slots``."""
-    for fn, args in steps:
-        fn(*args(slots))
+    for fn, x, y, z in steps:
+        if z < 0:
+            fn(slots[x], slots[y])  # unary: y is the output
+        else:
+            fn(slots[x], slots[y], slots[z])
 
 
 def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
@@ -913,9 +900,10 @@ class FusionOps(EngineBase):
                 slots.append(flat)
                 # Every operand holds exactly n elements (plain host INVARIANT, equal
                 # shapes): the last step writes all n elements of flat.
+                if plan.consts:
+                    slots += plan.consts
                 steps = plan.steps
                 if steps is None:
-                    slots += plan.consts
                     _exec(plan.instrs, slots)
                 else:
                     _run_steps(steps, slots)
