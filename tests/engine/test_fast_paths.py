@@ -178,6 +178,29 @@ def test_a_small_expression_matches_numpy_and_recycles(eng: tfr.CpuEngine) -> No
     assert eng.buffer_pool_cache_stats().misses == before  # output and registers reused
 
 
+def test_plain_operands_below_small_run_whole_without_tiles(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tenferro.engine import fusion
+
+    def no_tiles(*args: object) -> None:
+        raise AssertionError("the whole-array path must not tile")
+
+    monkeypatch.setattr(fusion, "_run_tiles", no_tiles)
+    rng = np.random.default_rng(7)
+    a, b = rng.random(fusion.SMALL - 1), rng.random(fusion.SMALL - 1)
+    got = eng.evaluate("exp(a - b) * a", a=col(a.copy()), b=col(b.copy()))
+    np.testing.assert_allclose(got.to_numpy(), np.exp(a - b) * a, rtol=1e-15)
+
+
+def test_a_small_plan_follows_a_change_of_dtype(eng: tfr.CpuEngine) -> None:
+    x64 = col(np.array([1.0, 2.0]))
+    x32 = col(np.array([1.0, 2.0], dtype=np.float32))
+    assert eng.evaluate("x * 2", x=x64).dtype is tfr.DType.F64
+    assert eng.evaluate("x * 2", x=x32).dtype is tfr.DType.F32
+    assert eng.evaluate("x * 2", x=x64).to_numpy().tolist() == [2.0, 4.0]
+
+
 def test_a_small_expression_refuses_a_tensor_being_written(eng: tfr.CpuEngine) -> None:
     a = col(np.ones(4))
     with a.map_write(), pytest.raises(tfr.BorrowError):

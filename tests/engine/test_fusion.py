@@ -93,7 +93,7 @@ def test_a_comparison_gives_bool(eng: tfr.CpuEngine, rand: R) -> None:
 
 
 def test_large_inputs_run_in_tiles_on_several_threads(rand: R) -> None:
-    n = 5 * fusion.TILE + 17  # several tiles and a ragged last one
+    n = fusion.SMALL + 5 * fusion.TILE + 17  # past the whole-array path; a ragged last tile
     eng = tfr.CpuEngine(threads=None)
     a, b, c = rand((n,), 1), rand((n,), 2), rand((n,), 3)
     out = eng.evaluate("exp(a + b) * c", a=a, b=b, c=c)

@@ -277,13 +277,13 @@ def test_the_small_evaluate_hot_path_pins_its_operands(
     eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = Gate()
-    run = fusion._exec
+    run = fusion._run_steps
 
-    def waiting_exec(*args: Any) -> Any:
+    def waiting_steps(*args: Any) -> Any:
         gate.hold()
         return run(*args)
 
-    monkeypatch.setattr(fusion, "_exec", waiting_exec)
+    monkeypatch.setattr(fusion, "_run_steps", waiting_steps)
     a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
     with in_flight(gate, lambda: eng.evaluate("a * b + 1", a=a, b=b)) as result:
         refused_in_use(a.map_write)

@@ -7,9 +7,9 @@
   the peak resident memory each run added (Linux ``VmHWM``, reset after the
   setup), their ratio, and the pool's hit rate. The medians are the runs' wall
   times (one run each: this case is about memory, not speed).
-* ``pool: steady-state add of 256 MiB operands``: ``eng.add`` with the default
-  cap against ``np.add`` allocating fresh outputs, and the bytes the pool then
-  retains next to its cap.
+* ``pool: steady-state add of 64 / 256 MiB operands``: ``eng.add`` with the
+  default cap (outputs dropped, and into one ``out=``) against ``np.add``
+  allocating fresh outputs, and the bytes the pool then retains next to its cap.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _in_child(kind: str) -> dict[str, Any]:
 
 
 def run(quick: bool = False) -> list[CaseResult]:
-    """The mixed workload (two child processes) and the 256 MiB steady-state loop."""
+    """The mixed workload (two child processes) and the 64 and 256 MiB steady-state loops."""
     from ..engine import CpuEngine
 
     results: list[CaseResult] = []
@@ -134,25 +134,36 @@ def run(quick: bool = False) -> list[CaseResult]:
         mixed.extra["peak_ratio"] = round(tf["peak_added_bytes"] / npr["peak_added_bytes"], 3)
     results.append(mixed)
 
-    # -- large outputs: 256 MiB operands with the default cap ----------------------------
-    n = 256 * MIB // 8
-    rng = np.random.default_rng(1)
-    a, a_np = _tensor(rng, (n,))
-    b, b_np = _tensor(rng, (n,))
+    # -- large outputs: 64 and 256 MiB operands with the default cap ------------------
     eng = CpuEngine()  # default settings: the cap is the machine's share
-    eng.add(a, b)  # the first iteration: the only allocation
-    first = eng.buffer_pool_cache_stats()
-    case = time_case(
-        "pool: steady-state add of 256 MiB operands, outputs dropped (default cap)",
-        [("tenferro", lambda: eng.add(a, b)), ("np.add", lambda: np.add(a_np, b_np))],
-        group="pool",
-        size=n,
-        repeats=3 if quick else 9,
-        targets=[Target("tenferro", "np.add", 1 / 1.5)],
-    )
-    after = eng.buffer_pool_cache_stats()
-    case.extra["new_allocations_after_first"] = after.misses - first.misses
-    case.extra["retained_mib"] = eng.buffer_pool_stats().capacity_bytes / MIB
-    case.extra["limit_mib"] = eng.buffer_pool_limit_bytes / MIB
-    results.append(case)
+    rng = np.random.default_rng(1)
+    for mib in (64, 256):
+        n = mib * MIB // 8
+        a, a_np = _tensor(rng, (n,))
+        b, b_np = _tensor(rng, (n,))
+        out = eng.add(a, b)  # out= writes here, every iteration
+        eng.add(a, b)  # the first dropped output: the loop's only allocation
+        first = eng.buffer_pool_cache_stats()
+        case = time_case(
+            f"pool: steady-state add of {mib} MiB operands, outputs dropped (default cap)",
+            [
+                ("tenferro", lambda a=a, b=b: eng.add(a, b)),
+                ("tenferro out=", lambda a=a, b=b, out=out: eng.add(a, b, out=out)),
+                ("np.add", lambda a_np=a_np, b_np=b_np: np.add(a_np, b_np)),
+            ],
+            group="pool",
+            size=n,
+            repeats=3 if quick else 9,
+            targets=[
+                Target("tenferro", "np.add", 1 / 1.5),
+                Target("tenferro out=", "np.add", 1 / 1.5),
+            ],
+        )
+        after = eng.buffer_pool_cache_stats()
+        case.extra["new_allocations_after_first"] = after.misses - first.misses
+        case.extra["retained_mib"] = eng.buffer_pool_stats().capacity_bytes / MIB
+        case.extra["limit_mib"] = eng.buffer_pool_limit_bytes / MIB
+        results.append(case)
+        del a, b, out, a_np, b_np
+        eng.reset_buffer_pool()
     return results

@@ -23,6 +23,8 @@ from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
+from .large import LARGE_MIN as _LARGE_MIN
+from .large import binary as _large_binary
 
 __all__ = ["ElementwiseOps"]
 
@@ -203,7 +205,10 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                                 # Both inputs hold exactly n elements (plain host
                                 # INVARIANT, equal shapes), so the ufunc writes all n
                                 # elements of flat.
-                                ufunc(fa, sb.flat, flat)
+                                if n < _LARGE_MIN:
+                                    ufunc(fa, sb.flat, flat)
+                                else:
+                                    _large_binary(ufunc, fa, sb.flat, flat)
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
                                 # frame's writable `owner` (EngineBase._run).
@@ -397,7 +402,7 @@ class ElementwiseOps(EngineBase):
 
             def kernel(nd: Array) -> None:
                 # Every operand has nd's shape or is a scalar: the ufunc writes all of nd.
-                ufunc(xa, yb, out=nd)
+                _large_binary(ufunc, xa, yb, nd)
 
             return self._run(op, shape, result, kernel, out, reads, in_place_ok=True)
 

@@ -11,10 +11,10 @@ It then runs in one pass over memory into one pooled output. Two executors:
 
 * ``backend="auto"`` (the default) picks per call: numexpr for expressions made
   only of ``+ - * /`` on F64/C64 operands of at least `AUTO_NUMEXPR_MIN`
-  elements (where it measured faster), the tiled executor otherwise; small
-  plain operands always run on the calling thread in one go (`SMALL`).
+  elements (where it measured faster), the tiled executor otherwise; plain
+  operands below `SMALL` elements run on the calling thread in one go.
 * ``backend="tiled"``: the compiled program runs over
-  cache-sized tiles (65536 elements), each step a numpy ufunc writing into a
+  cache-sized tiles (`TILE` elements), each step a numpy ufunc writing into a
   small per-worker register (pooled scratch, reused for every tile) and the
   last step writing the output tile. Intermediates never exist at full size,
   and tiles are shared among the engine's worker threads (numpy releases the
@@ -59,13 +59,21 @@ Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
 OP = "CpuEngine.evaluate"
-#: Elements per tile: 65536 x 8 bytes = 512 KiB per register (measured best on 4M f64).
-TILE = 65536
+#: Elements per tile: 32768 x 8 bytes = 256 KiB per stream, so three operands, a
+#: register and the output tile (1.25 MiB) stay in one core's 2 MiB L2 cache;
+#: measured side by side on 16M f64 against 4096-65536 (`python -m tenferro bench
+#: --only fusion`), 16K-32K were fastest and 64K about 10% slower.
+TILE = 32768
 
-#: Up to this many elements, plain host operands run the program once over whole
-#: arrays on the calling thread (`FusionOps._evaluate_small`): one tile, no slicing,
-#: no thread hand-off, none of the general path's bookkeeping.
-SMALL = TILE
+#: Below this many elements, plain host operands run the program once over whole
+#: arrays on the calling thread (`FusionOps._evaluate_small`): no slicing, no thread
+#: hand-off, none of the general path's bookkeeping. This is numpy's own eager
+#: evaluation without its allocations (registers and output come from the pool, the
+#: last step ends in place), so it is never slower than numpy beyond a fixed
+#: per-call cost. Measured side by side from 128K to 1M elements, the tiled executor
+#: (slices, tiles, thread hand-off) lost to numpy on + - * chains there (1.2-2x)
+#: while this path matched it; from 1M numexpr's blocked threads win for + - * /.
+SMALL = 1 << 20
 
 _new = object.__new__
 _reading = _host.reading  # bound by assignment: see elementwise.py
@@ -539,47 +547,90 @@ def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
     return prog
 
 
-#: The small path's programs, keyed by (expr, name, dtype, name, dtype, ...) in the
-#: caller's keyword order: ``(program, slot code, constants, operand positions of
-#: the program's inputs, register dtypes with None for the one that is the output)``.
-_SmallEntry = tuple[_Program, Any, list[Any], tuple[int, ...], tuple[Any, ...]]
-_small_programs: dict[tuple[Any, ...], _SmallEntry] = {}
+class _Plan:
+    """The small path's plan for one expression and the operands' names and dtypes."""
+
+    __slots__ = ("consts", "dtypes", "instrs", "regs", "result", "result_np", "steps")
+
+    def __init__(self) -> None:
+        #: numpy dtypes of the operands, in the caller's keyword order (checked by identity).
+        self.dtypes: tuple[np.dtype[Any], ...] = ()
+        #: register dtypes, None for the register that is the output itself.
+        self.regs: tuple[np.dtype[Any] | None, ...] = ()
+        self.result = DType.F64
+        self.result_np: np.dtype[Any] = DType.F64.numpy
+        #: ``(ufunc, x, y, out)`` slot indices per step when every step is a ufunc
+        #: (a unary one is ``(ufunc, x, out, -1)``), else None and the program runs
+        #: through `_exec`; constants follow the output slot in both cases.
+        self.steps: tuple[tuple[Any, int, int, int], ...] | None = None
+        self.instrs: list[tuple[Any, ...]] = []
+        self.consts: list[Any] = []
 
 
-def _small_entry(expr: str, operands: dict[str, Any], key: list[Any]) -> _SmallEntry:
-    """Compile (or fetch) the program for the small path and cache it under ``key``."""
-    dtypes = {name: t._dtype for name, t in operands.items()}
+#: ufuncs whose output numpy wants as ``out=`` (a third positional is deprecated).
+_OUT_BY_KEYWORD = frozenset(_BINARY_FUNCS.values())
+
+#: Small-path plans keyed by (expr, operand names in keyword order).
+_plans: dict[tuple[str, ...], _Plan] = {}
+
+
+def _small_plan(expr: str, dtypes: dict[str, DType], numpy_dtypes: tuple[Any, ...]) -> _Plan:
+    """The plan for the small path (compiling the program if it is not cached)."""
     prog = _program(expr, dtypes, "tiled")  # raises every expression error
     instrs, consts = _slot_code(prog)
-    names = list(operands)
+    names = list(dtypes)
     nin = len(prog.inputs)
+    out_slot = nin + len(prog.reg_dtypes)
     # The register the last step reads becomes the output itself (a fresh buffer,
     # never an operand, on this path): the chain then ends in place, as numpy's
     # temporary elision does, and one stream of memory traffic less. Only after a
     # ufunc step (one pass, each element read before written) of the result dtype.
     alias = -1
     kind, _, args, dst = instrs[-1]
-    if kind == "ufunc" and dst == nin + len(prog.reg_dtypes):
+    if kind == "ufunc" and dst == out_slot:
         for a in args:
             if nin <= a < dst and prog.reg_dtypes[a - nin] == prog.dtype.numpy:
                 alias = a - nin
                 break
-    regs = tuple(None if i == alias else npd for i, npd in enumerate(prog.reg_dtypes))
-    entry = (prog, instrs, consts, tuple(names.index(n) for n in prog.inputs), regs)
-    with _cache_lock:
-        if len(_small_programs) >= _MAX_PROGRAMS:
-            _small_programs.clear()
-        _small_programs[tuple(key)] = entry
-    return entry
+    plan = _Plan()
+    plan.dtypes = numpy_dtypes
+    plan.regs = tuple(None if i == alias else npd for i, npd in enumerate(prog.reg_dtypes))
+    plan.result = prog.dtype
+    plan.result_np = prog.dtype.numpy
+    # Slots of this plan: the operands in the caller's keyword order (every operand
+    # is an input: unused ones are refused), then the program's registers, output
+    # and constants, so the operands' arrays are the slot list as they come.
+    # INVARIANT: nin == len(names), so only the input slots move.
+    order = [names.index(n) for n in prog.inputs]
+
+    def kw(slot: int) -> int:
+        return order[slot] if slot < nin else slot
+
+    instrs = [
+        (kind, fn, tuple(kw(a) for a in args), None if dst is None else kw(dst))
+        for kind, fn, args, dst in instrs
+    ]
+    plan.instrs = instrs
+    plan.consts = consts
+    if all(kind == "ufunc" and fn not in _OUT_BY_KEYWORD for kind, fn, _, _ in instrs):
+        # Straight ufunc calls with positional arguments (out= as a keyword costs a
+        # dispatch more), read from flat index tuples (no per-step unpacking of a list).
+        plan.steps = tuple(
+            (fn, args[0], args[1], dst) if len(args) == 2 else (fn, args[0], dst, -1)
+            for _, fn, args, dst in instrs
+        )
+    return plan
 
 
 #: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
 #: elements to numexpr: measured side by side (`python -m tenferro bench --only
-#: fusion`), numexpr's one-pass virtual machine beats the tiled executor on chains of
-#: + - * / at 16M elements (0.56 of numpy against 0.86), while at 1M the two traded
-#: places from run to run; numpy's SIMD exp/log/sqrt make the tiled executor faster
-#: for anything with a function call (numexpr without Intel VML).
-AUTO_NUMEXPR_MIN = 1 << 22
+#: fusion`), numexpr's blocked, threaded virtual machine beats both the tiled
+#: executor and the whole-array path on chains of + - * / from 1M elements (0.5-0.75
+#: of numpy at 1M-4M against 0.9-2 for the tiled executor), and loses below 512K,
+#: where its per-call setup and thread hand-off are a visible share; numpy's SIMD
+#: exp/log/sqrt make the tiled executor faster for anything with a function call
+#: (numexpr without Intel VML).
+AUTO_NUMEXPR_MIN = SMALL
 _ARITHMETIC = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.negative})
 _NUMEXPR_DTYPES = frozenset({DType.F64, DType.C64})
 
@@ -694,6 +745,15 @@ def _run_tiles(
         pool.recycle(owner, 0)
 
 
+def _run_steps(steps: tuple[tuple[Any, int, int, int], ...], slots: list[Any]) -> None:
+    """Run a small plan's ufunc steps (`_Plan.steps`) once over ``slots``."""
+    for fn, x, y, z in steps:
+        if z < 0:
+            fn(slots[x], slots[y])  # unary: y is the output
+        else:
+            fn(slots[x], slots[y], slots[z])
+
+
 def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
     """Run a slot program once over ``slots`` (operands of one shape, or scalars)."""
     for kind, fn, args, dst in instrs:
@@ -768,69 +828,85 @@ class FusionOps(EngineBase):
         with Reads() as reads:
             return self._evaluate(reads, expr, out, backend, operands)
 
-    def _evaluate_small(self, expr: str, operands: dict[str, Any]) -> Tensor | None:
-        """Plain host operands of one shape, at most `SMALL` elements: run at once, or None.
+    def _evaluate_small(
+        self, expr: str, operands: dict[str, Any], fresh: _Plan | None = None
+    ) -> Tensor | None:
+        """Plain host operands of one shape, fewer than `SMALL` elements: run at once, or None.
 
-        The hot path of small expressions: every buffer is pinned (one tuple, as
-        in elementwise.py) and only then checked for a writer; the cached program
-        runs once over the whole flat arrays into a pooled output. Anything else
-        (views, group storage, unequal shapes, a borrowed operand, larger sizes)
-        returns None for the general path, which also raises every error.
+        The hot path of small expressions, where a call costs about as much as one
+        numpy ufunc dispatch per step plus this function: the plan is looked up
+        by (expression, operand names) and checked against the operands' numpy
+        dtypes (hashed in C; an Enum member hashes in Python) while they are
+        walked once; every buffer is pinned (one tuple, as in elementwise.py) and
+        only then checked for a writer; the plan's ufuncs run with positional
+        arguments over the whole flat arrays into a pooled output. Anything else
+        (views, group storage, unequal shapes, a borrowed operand, larger sizes,
+        an expression not compiled yet) returns None for the general path, which
+        also raises every error.
         """
+        plan = _plans.get((expr, *operands)) if fresh is None else fresh
+        if plan is None:
+            return self._plan_small(expr, operands)
         sts = []
-        shape: Shape | None = None
-        key: list[Any] = [expr]
-        for name, t in operands.items():
+        # The operands' flat arrays, in keyword order: the first slots of the plan.
+        slots: list[Any] = []
+        shape: Any = None  # the first operand's shape (operands is never empty)
+        # INVARIANT: the plan's key holds the operands' names, so dtypes has one
+        # entry per operand.
+        for t, dtype in zip(operands.values(), plan.dtypes, strict=True):
             if t.__class__ is not Tensor:
                 return None
             st = t._st
             if st.__class__ is not HostBuffer:
                 return None
+            x = st.flat
+            if x.dtype is not dtype:
+                # Another dtype than the plan's (a fresh plan took these very dtype
+                # objects, so it always matches and this never loops). Planning can
+                # raise: no operand's internal array may stay in this frame then.
+                del x
+                slots.clear()
+                return None if fresh is not None else self._plan_small(expr, operands)
             if shape is None:
                 shape = t._shape
             elif t._shape != shape:
                 return None
             sts.append(st)
-            key.append(name)
-            # numpy's dtype, one-to-one with DType for plain host tensors, and hashed
-            # in C (an Enum member hashes in Python: most of a small call's lookup).
-            key.append(st.flat.dtype)
-        assert shape is not None  # the caller passes at least one operand
+            slots.append(x)
         pin = tuple(sts)
         _reading.append(pin)
         try:
-            n = len(sts[0].flat)
-            if not 0 < n <= SMALL:
+            n = len(slots[0])
+            if not 0 < n < SMALL:
                 return None
             for st in sts:
                 if st.exclusive is not None:
                     return None  # the general path refuses it
-            entry = _small_programs.get(tuple(key))
-            if entry is None:
-                entry = _small_entry(expr, operands, key)
-            prog, instrs, consts, order, regs = entry
             pool = self._pool
-            slots: list[Any] = [sts[i].flat for i in order]
-            result = prog.dtype
             # The output first, as the general path does: a loop gets its last
             # output's buffer back (registers are given back first, so they are not
             # the newest released buffers when the output is dropped).
-            owner = pool.acquire(result.numpy, n)
+            owner = pool.acquire(plan.result_np, n)
             owners: list[Array] = []
             try:
                 flat = owner if len(owner) == n else owner[:n]
-                for npd in regs:
+                for npd in plan.regs:
                     if npd is None:
-                        slots.append(flat)  # this register is the output (see _small_entry)
+                        slots.append(flat)  # this register is the output (see _plan_small)
                         continue
                     r = pool.acquire(npd, n)
                     owners.append(r)
                     slots.append(r if len(r) == n else r[:n])
                 slots.append(flat)
-                slots += consts
                 # Every operand holds exactly n elements (plain host INVARIANT, equal
                 # shapes): the last step writes all n elements of flat.
-                _exec(instrs, slots)
+                if plan.consts:
+                    slots += plan.consts
+                steps = plan.steps
+                if steps is None:
+                    _exec(plan.instrs, slots)
+                else:
+                    _run_steps(steps, slots)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # views of the output and the registers (slots, flat; EngineBase._run).
@@ -840,7 +916,7 @@ class FusionOps(EngineBase):
                 pool.recycle(r, 0)
             t = _new(Tensor)
             t._shape = shape
-            t._dtype = result
+            t._dtype = plan.result
             t._st = HostBuffer(owner, flat, self._recycler)
             t._moved = None
             return t
@@ -852,6 +928,28 @@ class FusionOps(EngineBase):
             raise
         finally:
             _reading.remove(pin)
+
+    def _plan_small(self, expr: str, operands: dict[str, Any]) -> Tensor | None:
+        """Compile the small path's plan for these operands, then run it (or None).
+
+        Only plain host tensors get a plan (anything else takes the general path,
+        which also raises every error); the plan replaces any earlier one for the
+        same expression and names, so a loop that alternates dtypes recompiles
+        nothing (`_program` caches) but re-plans on every switch.
+        """
+        dtypes: dict[str, DType] = {}
+        numpy_dtypes = []
+        for name, t in operands.items():
+            if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
+                return None
+            dtypes[name] = t._dtype
+            numpy_dtypes.append(t._st.flat.dtype)
+        plan = _small_plan(expr, dtypes, tuple(numpy_dtypes))  # raises every expression error
+        with _cache_lock:
+            if len(_plans) >= _MAX_PROGRAMS:
+                _plans.clear()
+            _plans[(expr, *operands)] = plan
+        return self._evaluate_small(expr, operands, plan)
 
     def _evaluate(
         self, reads: Reads, expr: str, out: Tensor | None, backend: str, operands: dict[str, Any]
