@@ -131,10 +131,15 @@ class Dmrg:
             self.mps[i] = u.reshape(dl, d1, k)
             self.mps[i + 1] = (s[:, None] * vh).reshape(k, d2, dr)
             self.left[i + 1] = self._grow_left(lenv, self.mps[i])
+            if i + 2 < self.length:
+                # Stale until the return sweep recomputes it: drop it now.
+                self.right[i + 2] = None
         else:
             self.mps[i] = (u * s).reshape(dl, d1, k)
             self.mps[i + 1] = vh.reshape(k, d2, dr)
             self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
+            if i > 0:
+                self.left[i] = None
         return energy
 
     def sweep(self) -> float:

@@ -41,6 +41,7 @@ from ..engine.linalg import (
 from ..errors import ValidationError
 from ..tensor import Tensor
 from ..view import TensorView
+from ._products import cross, diagonal, matrix_power, outer, tensordot, trace, vecdot
 
 __all__ = [
     "EigResult",
@@ -52,7 +53,9 @@ __all__ = [
     "SlogdetResult",
     "TruncatedSVDResult",
     "cholesky",
+    "cross",
     "det",
+    "diagonal",
     "eig",
     "eigh",
     "eigvalsh",
@@ -62,9 +65,11 @@ __all__ = [
     "lstsq",
     "matmul",
     "matrix_norm",
+    "matrix_power",
     "matrix_rank",
     "matrix_transpose",
     "norm",
+    "outer",
     "pinv",
     "qr",
     "slogdet",
@@ -72,6 +77,9 @@ __all__ = [
     "svd",
     "svd_truncated",
     "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
     "vector_norm",
 ]
 
