@@ -39,6 +39,7 @@ from ..engine.linalg import (
     TruncatedSVDResult,
 )
 from ..errors import ValidationError
+from ..namespace._contraction import matmul as _matmul
 from ..tensor import Tensor
 from ..view import TensorView
 from ._products import cross, diagonal, matrix_power, outer, tensordot, trace, vecdot
@@ -398,20 +399,13 @@ def expm(x: Any, /) -> ArrayLike:
     return _leading(default_engine().expm(a), nb)
 
 
-def matmul(x1: Any, x2: Any, /) -> ArrayLike:
-    """Matrix product (array API ``matmul``), on the default engine.
+def matmul(x1: Any, x2: Any, /) -> Any:
+    """`tenferro.matmul` (the extension's alias): the array API's rules, 1-D operands
+    and broadcast leading batch axes included.
 
-    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    Ownership: **borrows** the inputs; the result is a new pooled tensor.
     """
-    a, nb = _trailing(x1, "linalg.matmul")
-    b, nb2 = _trailing(x2, "linalg.matmul")
-    if nb != nb2:
-        raise ValidationError(
-            "linalg.matmul",
-            f"x1 has {nb} batch dimensions and x2 has {nb2}; broadcasting is not supported",
-            kind="SHAPE_MISMATCH",
-        )
-    return _leading(default_engine().matmul(a, b), nb)
+    return _matmul(x1, x2)
 
 
 def matrix_transpose(x: Any, /) -> TensorView:
