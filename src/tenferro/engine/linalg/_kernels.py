@@ -505,6 +505,27 @@ def _check_uplo(op: str, uplo: str) -> None:
         raise ValidationError(op, f"uplo must be 'L' or 'U', got {uplo!r}", kind="INVALID_UPLO")
 
 
+_syevd_cache: dict[tuple[DType, int, bool, int], dict[str, int]] = {}
+
+
+def _syevd_sizes(dt: DType, n: int, vectors: bool, lower: int) -> dict[str, int]:
+    """The optimal workspace sizes of ``?syevd``/``?heevd`` (LAPACK's query, cached).
+
+    The f2py wrapper's default ``lwork`` is LAPACK's minimum, which without vectors
+    makes the tridiagonal reduction run unblocked (about 20% slower at n = 256).
+    """
+    key = (dt, n, vectors, lower)
+    sizes = _syevd_cache.get(key)
+    if sizes is None:
+        out = f2py("syevd_lwork", dt)(n, compute_v=int(vectors), lower=lower)
+        if dt.is_complex:  # work, iwork, rwork, info
+            sizes = {"lwork": lwork_from(out[0]), "liwork": int(out[1]), "lrwork": int(out[2])}
+        else:  # work, iwork, info
+            sizes = {"lwork": lwork_from(out[0]), "liwork": int(out[1])}
+        _syevd_cache[key] = sizes
+    return sizes
+
+
 def eigh(call: LinalgCall, x: Any, uplo: str, vectors: bool) -> None:
     """Outputs: eigenvalues ``[N, B...]`` ascending (real), eigenvectors ``[N, N, B...]``."""
     _check_uplo(call.op, uplo)
@@ -516,12 +537,13 @@ def eigh(call: LinalgCall, x: Any, uplo: str, vectors: bool) -> None:
     fn = f2py("syevd", dt)
     a_s = None if vectors else call.matrix_scratch(n, n, dt.numpy)
     lower = int(uplo == "L")
+    sizes = _syevd_sizes(dt, n, vectors, lower)
     for idx in _items(batch):
         # With vectors, syevd overwrites the matrix with them: work in V's buffer.
         target = _mat(v, idx) if v is not None else a_s
         assert target is not None
         np.copyto(target, _mat(arr, idx))
-        w_b, v_b, info = fn(target, compute_v=int(vectors), lower=lower, overwrite_a=1)
+        w_b, v_b, info = fn(target, compute_v=int(vectors), lower=lower, overwrite_a=1, **sizes)
         _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
         if vectors:
             _same_memory_or_copy(target, v_b)

@@ -38,6 +38,7 @@ PREFIX = {DType.F32: "s", DType.F64: "d", DType.C32: "c", DType.C64: "z"}
 # Real-dtype names whose complex counterpart has another name.
 _COMPLEX_NAME = {
     "syevd": "heevd",
+    "syevd_lwork": "heevd_lwork",
     "syevr": "heevr",
     "orgqr": "ungqr",
     "ormqr": "unmqr",
