@@ -149,3 +149,35 @@ def test_bad_input_raises_a_typed_error_naming_the_function(
         call()
     assert info.value.kind == kind
     assert "linalg." in str(info.value) or "tenferro." in str(info.value)
+
+
+@given(
+    batch=batch_shapes,
+    shape=st.sampled_from([(4, 3), (3, 5), (3, 3)]),
+    rank=st.integers(0, 3),
+    seed=st.integers(0, 99),
+)
+def test_matrix_rank_is_an_int64_array_over_the_batch_as_in_strict(
+    batch: tuple[int, ...], shape: tuple[int, int], rank: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    m, n = shape
+    a = rng.standard_normal((*batch, m, rank)) @ rng.standard_normal((*batch, rank, n))
+    ours, theirs = both(a)
+    same(la.matrix_rank(ours), xps.linalg.matrix_rank(theirs))
+
+
+def test_matrix_rank_takes_an_rtol_array_per_matrix() -> None:
+    a = np.stack([np.diag([1.0, 0.5, 1e-3]), np.diag([1.0, 0.5, 1e-3])])
+    rtol = np.array([1e-6, 1e-2])
+    ours, theirs = both(a)
+    same(
+        la.matrix_rank(ours, rtol=tfr.asarray(rtol)),
+        xps.linalg.matrix_rank(theirs, rtol=xps.asarray(rtol)),
+    )
+
+
+def test_matrix_rank_of_empty_matrices_is_zero() -> None:
+    # (array-api-strict raises numpy's zero-size reduction error here.)
+    rank = la.matrix_rank(tfr.asarray(np.zeros((2, 0, 3))))
+    assert rank.shape == (2,) and np.asarray(rank).tolist() == [0, 0]

@@ -39,6 +39,7 @@ from ..engine.linalg import (
     TruncatedSVDResult,
 )
 from ..errors import ValidationError
+from ..namespace._adapter import compute, emit
 from ..namespace._contraction import matmul as _matmul
 from ..tensor import Tensor
 from ..view import TensorView
@@ -310,23 +311,33 @@ def pinv(x: Any, /, *, rtol: float | None = None) -> ArrayLike:
     return _leading(default_engine().pinv(a, rtol), nb)
 
 
-def matrix_rank(x: Any, /, *, rtol: float | None = None) -> int:
-    """Numerical rank of a 2-D matrix: singular values above ``rtol * s[0]``.
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
+    """Numerical rank of each matrix (``(..., M, N)`` -> ``(...)``, int64).
 
-    Ownership: **borrows** the input; returns a Python int.
+    Singular values above ``rtol * max(s)`` count (default ``rtol``:
+    ``eps * max(M, N)``); ``rtol`` may be a number or an array broadcasting
+    against ``(...)``, as the standard says.
+
+    Ownership: **borrows** the input; the result is a new pooled tensor.
     """
     import numpy as np
 
-    if _ndim(x, "linalg.matrix_rank") != 2:
-        raise ValidationError(
-            "linalg.matrix_rank", "matrix_rank takes a 2-D matrix here", kind="INVALID_RANK"
-        )
-    s = default_engine().svdvals(x)
-    sv = s.to_numpy()  # a read-only borrow of the pooled result
-    if sv.size == 0:
-        return 0
-    tol = (np.finfo(sv.dtype).eps * max(x.shape) if rtol is None else rtol) * sv[0]
-    return int(np.count_nonzero(sv > tol))
+    op = "linalg.matrix_rank"
+    nd = _ndim(x, op)
+    if nd < 2:
+        raise ValidationError(op, f"needs rank >= 2 (..., M, N), got {nd}", kind="INVALID_RANK")
+    m, n = x.shape[-2], x.shape[-1]
+    sv = svdvals(x)
+
+    def rank(values: Any, tolerance: Any) -> Any:
+        if values.shape[-1] == 0:
+            return np.zeros(values.shape[:-1], np.int64)
+        if tolerance is None:
+            tolerance = np.finfo(values.dtype).eps * max(m, n)
+        cut = np.asarray(tolerance)[..., None] * values.max(axis=-1, keepdims=True)
+        return np.asarray(np.count_nonzero(values > cut, axis=-1), dtype=np.int64)
+
+    return emit(op, compute(op, rank, (sv, rtol)))
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> ArrayLike:
