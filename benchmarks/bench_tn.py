@@ -9,16 +9,30 @@ Cases (full / quick):
 * DMRG, Heisenberg L = 32, D = 64, 2 sweeps / L = 12, D = 16, 2 sweeps:
   ``examples/dmrg_heisenberg.py`` against ``benchmarks/dmrg_numpy.py``.
 
+TRG has two tenferro contenders, one per route of ``eng.svd_truncated``:
+``tenferro`` (``method="gram"``, the example's default: only the chi leading
+singular triplets) and ``tenferro-gesdd`` (the full ``?gesdd`` SVD, then the
+cut: the same LAPACK work as the numpy program's ``np.linalg.svd`` followed by
+slicing, which is the natural numpy program).
+
 Each run is a fresh child process (so peak memory is the run's own), the
-contenders alternate (tenferro, numpy, numpy, tenferro, ...) and the median
-wall time is reported, with the ratio tenferro / numpy (target <= 0.9). Peak
-memory: the run's peak resident set size above the resident size before it
-(``VmHWM - VmRSS``, imports excluded; this sees LAPACK's malloc'd workspace in
-numpy too), and the largest traced allocation total (``tracemalloc``, a
-separate run; it counts the engine's pooled LAPACK workspace but not the
-workspace numpy.linalg mallocs, so it favours numpy). Both programs must agree
-on the result. Children run with one BLAS thread (``OPENBLAS_NUM_THREADS=1``),
-the same for both.
+contenders take turns in a rotating order (so none always runs first or
+last) and the median wall time is reported, with the ratio to numpy (target
+<= 0.9). Peak memory, measured the same way for every contender:
+
+* run peak RSS: the child first imports everything either side may use
+  (numpy, scipy.linalg and its LAPACK/BLAS modules, opt_einsum, tenferro),
+  then resets the kernel's high-water mark (``5`` into
+  ``/proc/self/clear_refs``), reads ``VmRSS``, runs, and reports
+  ``VmHWM - VmRSS``: the most resident memory the run itself added. It sees
+  everything: numpy arrays, the engine's pool, and the workspace LAPACK gets
+  from ``malloc`` inside ``numpy.linalg``;
+* traced peak: the largest total of live Python-traced allocations
+  (``tracemalloc``, a separate run). It counts every numpy array and pooled
+  buffer, but not the workspace numpy.linalg mallocs in C, so it favours numpy.
+
+Both programs must agree on the result. Children run with one BLAS thread
+(``OPENBLAS_NUM_THREADS=1``), the same for all.
 """
 
 from __future__ import annotations
@@ -44,6 +58,10 @@ CASES = {
 }
 
 
+#: The contenders of each case (the first tenferro one is the one the ratios name).
+WHO = {"trg": ("tenferro", "tenferro-gesdd", "numpy"), "dmrg": ("tenferro", "numpy")}
+
+
 def _child(case: str, who: str, params: dict[str, int], trace: bool) -> dict[str, Any]:
     """Run one algorithm in this process (the child side)."""
     import resource
@@ -53,41 +71,70 @@ def _child(case: str, who: str, params: dict[str, int], trace: bool) -> dict[str
     sys.path.insert(0, str(ROOT / "examples"))
     sys.path.insert(0, str(ROOT / "benchmarks"))
     # Imports (and the engine) come before the measured region: only the run counts.
-    if who == "tenferro":
+    # Both sides import the same libraries first (tenferro loads scipy's LAPACK
+    # lazily on its first factorisation, which would otherwise count as the run's).
+    import opt_einsum  # noqa: F401
+    import scipy.linalg  # noqa: F401
+    from scipy.linalg import cython_blas, cython_lapack  # noqa: F401
+
+    import tenferro
+
+    extra: dict[str, Any] = {}
+    if who.startswith("tenferro"):
         import dmrg_heisenberg as dmrg
         import trg_ising as trg
-
-        import tenferro
 
         eng = tenferro.CpuEngine()
     else:
         import dmrg_numpy as dmrg  # type: ignore[no-redef]
         import trg_numpy as trg  # type: ignore[no-redef]
+    reset = _reset_peak()
     rss_before = _status_kib("VmRSS")
     if trace:
         tracemalloc.start()
     t0 = time.perf_counter()
-    if case == "trg" and who == "tenferro":
-        value = trg.run_trg(TC, params["chi"], params["steps"], eng, exact=False)["lnz_per_site"]
+    if case == "trg" and who.startswith("tenferro"):
+        svd = "gesdd" if who == "tenferro-gesdd" else "gram"
+        out = trg.run_trg(TC, params["chi"], params["steps"], eng, exact=False, svd=svd)
+        value = out["lnz_per_site"]
+        extra = {k: out[k] for k in ("allocations_per_step_after_warmup", "pool_hit_rate")}
     elif case == "trg":
         value = trg.run_trg(TC, params["chi"], params["steps"])
     elif who == "tenferro":
-        value = dmrg.run_dmrg(params["length"], params["bond_dim"], params["sweeps"], eng)["energy"]
+        out = dmrg.run_dmrg(params["length"], params["bond_dim"], params["sweeps"], eng)
+        value = out["energy"]
+        extra = {k: out[k] for k in ("allocations_per_bond_step_after_warmup", "pool_hit_rate")}
     else:
         value = dmrg.run_dmrg(params["length"], params["bond_dim"], params["sweeps"])
     seconds = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1] if trace else None
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # The run's own peak: the high-water mark minus the resident size before the
-    # run (imports differ between the two programs; this leaves them out).
+    # The run's own peak: the high-water mark (reset just before the run) minus the
+    # resident size before the run.
     run_peak_kib = _status_kib("VmHWM") - rss_before
+    if trace:
+        tracemalloc.stop()
+    retained = eng.buffer_pool_stats().capacity_bytes if who.startswith("tenferro") else 0
     return {
         "seconds": seconds,
         "value": value,
         "traced_peak_bytes": peak,
         "max_rss_kib": rss_kib,
         "run_peak_rss_kib": run_peak_kib,
+        "hwm_reset": reset,
+        "pool_retained_bytes_at_end": retained,
+        **extra,
     }
+
+
+def _reset_peak() -> bool:
+    """Reset this process's ``VmHWM`` to its current RSS (Linux ``clear_refs``); False if not."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def _status_kib(field: str) -> int:
@@ -129,10 +176,12 @@ def main(argv: list[str]) -> int:
         if args.only and case != args.only:
             continue
         params = sizes["quick" if args.quick else "full"]
-        runs: dict[str, list[dict[str, Any]]] = {"tenferro": [], "numpy": []}
+        who_all = WHO[case]
+        runs: dict[str, list[dict[str, Any]]] = {who: [] for who in who_all}
         for rep in range(args.repeats):
-            order = ("tenferro", "numpy") if rep % 2 == 0 else ("numpy", "tenferro")
-            for who in order:
+            # Rotate the order, so that no contender always runs first or last.
+            shift = rep % len(who_all)
+            for who in who_all[shift:] + who_all[:shift]:
                 runs[who].append(_spawn(case, who, params, False))
         traced = {who: _spawn(case, who, params, True) for who in runs}
         row: dict[str, Any] = {"case": case, "params": params}
@@ -143,23 +192,32 @@ def main(argv: list[str]) -> int:
                 "value": rs[0]["value"],
                 "traced_peak_bytes": traced[who]["traced_peak_bytes"],
                 "max_rss_kib": max(r["max_rss_kib"] for r in rs),
-                "run_peak_rss_kib": max(r["run_peak_rss_kib"] for r in rs),
+                "run_peak_rss_kib": statistics.median(r["run_peak_rss_kib"] for r in rs),
+                "hwm_reset": all(r["hwm_reset"] for r in rs),
+                **{k: rs[0][k] for k in rs[0] if k.startswith(("allocations", "pool_"))},
             }
-        ratio = row["tenferro"]["median_seconds"] / row["numpy"]["median_seconds"]
-        mem = row["tenferro"]["run_peak_rss_kib"] / max(row["numpy"]["run_peak_rss_kib"], 1)
-        row["time_ratio"] = ratio
-        row["run_peak_rss_ratio"] = mem
+        npy = row["numpy"]
+        print(f"{case} {params} ({args.repeats} runs each, medians):")
+        for who in who_all:
+            r = row[who]
+            ratio = r["median_seconds"] / npy["median_seconds"]
+            mem = r["run_peak_rss_kib"] / max(npy["run_peak_rss_kib"], 1)
+            traced_ratio = r["traced_peak_bytes"] / max(npy["traced_peak_bytes"], 1)
+            r["time_ratio"] = ratio
+            r["run_peak_rss_ratio"] = mem
+            r["traced_peak_ratio"] = traced_ratio
+            pool = "".join(
+                f", {k} {'n/a' if v is None else format(v, '.4g')}"
+                for k, v in r.items()
+                if k.startswith(("allocations", "pool_"))
+            )
+            print(
+                f"  {who:15s} {r['median_seconds']:7.3f} s  time ratio {ratio:.3f}  "
+                f"run peak RSS {r['run_peak_rss_kib'] / 1024:6.1f} MiB (ratio {mem:.2f})  "
+                f"traced peak {r['traced_peak_bytes'] / 2**20:6.1f} MiB (ratio "
+                f"{traced_ratio:.2f})  value {r['value']:.12f}{pool}"
+            )
         report.append(row)
-        tf, npy = row["tenferro"], row["numpy"]
-        print(
-            f"{case} {params}: tenferro {tf['median_seconds']:.3f} s, numpy "
-            f"{npy['median_seconds']:.3f} s, ratio {ratio:.3f} (target <= 0.9: "
-            f"{'met' if ratio <= 0.9 else 'missed'}); run peak RSS tenferro "
-            f"{tf['run_peak_rss_kib'] / 1024:.1f} MiB vs numpy "
-            f"{npy['run_peak_rss_kib'] / 1024:.1f} MiB (ratio {mem:.2f}); traced peak "
-            f"{tf['traced_peak_bytes'] / 2**20:.1f} vs {npy['traced_peak_bytes'] / 2**20:.1f} MiB; "
-            f"values {tf['value']:.12f} / {npy['value']:.12f}"
-        )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0

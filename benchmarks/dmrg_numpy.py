@@ -98,9 +98,10 @@ class Dmrg:
         for j in range(steps):
             w = self._apply(lenv, renv, basis[j])
             alphas.append(float(np.vdot(basis[j], w)))
+            # In place, as the tenferro example does (one temporary per update).
             for _ in range(2):
                 for u in basis[-2:]:
-                    w = w - u * float(np.vdot(u, w))
+                    w -= u * float(np.vdot(u, w))
             vals, vecs = eigh_tridiagonal(np.array(alphas), np.array(betas))
             new_energy = float(vals[0])
             coeffs = vecs[:, 0]
@@ -110,11 +111,17 @@ class Dmrg:
             if converged or beta < 1e-10 * max(1.0, abs(alphas[-1])) or j == steps - 1:
                 break
             betas.append(beta)
-            basis.append(w / beta)
+            w /= beta
+            basis.append(w)
+        del w
         ground = basis[0] * float(coeffs[0])
-        for c, u in zip(coeffs[1:], basis[1 : len(coeffs)], strict=True):
-            ground = ground + u * float(c)
-        return energy, ground / np.linalg.norm(ground)
+        basis[0] = ground
+        for j in range(1, len(coeffs)):
+            ground += basis[j] * float(coeffs[j])
+            basis[j] = ground
+        del basis
+        ground /= np.linalg.norm(ground)
+        return energy, ground
 
     def _bond(self, i: int, to_right: bool) -> float:
         a, b = self.mps[i], self.mps[i + 1]
@@ -131,10 +138,15 @@ class Dmrg:
             self.mps[i] = u.reshape(dl, d1, k)
             self.mps[i + 1] = (s[:, None] * vh).reshape(k, d2, dr)
             self.left[i + 1] = self._grow_left(lenv, self.mps[i])
+            if i + 2 < self.length:
+                # Stale until the return sweep recomputes it: drop it now.
+                self.right[i + 2] = None
         else:
             self.mps[i] = (u * s).reshape(dl, d1, k)
             self.mps[i + 1] = vh.reshape(k, d2, dr)
             self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
+            if i > 0:
+                self.left[i] = None
         return energy
 
     def sweep(self) -> float:

@@ -34,10 +34,15 @@ def _split(m: Array, chi: int) -> tuple[Array, Array]:
     return u[:, :k] * r, r[:, None] * vh[:k]
 
 
-def trg_step(t: Array, chi: int) -> tuple[Array, float]:
+def trg_factors(t: Array, chi: int) -> tuple[Array, Array, Array, Array]:
     d = t.shape[0]
     f1, f3 = _split(t.reshape(d * d, d * d), chi)
     f2, f4 = _split(t.transpose(1, 2, 3, 0).reshape(d * d, d * d), chi)
+    return f1, f2, f3, f4
+
+
+def trg_contract(factors: tuple[Array, Array, Array, Array], d: int) -> tuple[Array, float]:
+    f1, f2, f3, f4 = factors
     k1 = f1.shape[1]
     k2 = f2.shape[1]
     new = np.einsum(
@@ -52,6 +57,10 @@ def trg_step(t: Array, chi: int) -> tuple[Array, float]:
     return new / norm, norm
 
 
+def trg_step(t: Array, chi: int) -> tuple[Array, float]:
+    return trg_contract(trg_factors(t, chi), t.shape[0])
+
+
 def run_trg(temperature: float, chi: int, steps: int) -> float:
     """ln Z per site after ``steps`` steps."""
     t = initial_tensor(temperature)
@@ -59,7 +68,12 @@ def run_trg(temperature: float, chi: int, steps: int) -> float:
     t = t / c0
     lnz = math.log(c0)
     for k in range(1, steps + 1):
-        t, norm = trg_step(t, chi)
+        # As in the tenferro example: T is dropped once cut, before the contraction.
+        d = t.shape[0]
+        factors = trg_factors(t, chi)
+        del t
+        t, norm = trg_contract(factors, d)
+        del factors
         lnz += math.log(norm) / 2.0**k
     lnz += math.log(float(np.einsum("abab->", t))) / 2.0**steps
     return lnz

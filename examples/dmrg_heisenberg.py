@@ -154,9 +154,11 @@ class Dmrg:
             # Gram-Schmidt pass leaves noise once w is mostly cancellation). Against the
             # whole basis it costs O(k^2) small operations per bond and buys nothing
             # for the lowest eigenpair, which is all DMRG needs.
+            # In place (elementwise out= may alias its input): w is this call's own
+            # result, so each update needs one temporary instead of two new buffers.
             for _ in range(2):
                 for u in basis[-2:]:
-                    w = eng.sub(w, eng.mul(u, self._dot(u, w)))
+                    eng.sub(w, eng.mul(u, self._dot(u, w)), out=w)
             vals, vecs = eigh_tridiagonal(np.array(alphas), np.array(betas))
             new_energy = float(vals[0])
             coeffs = vecs[:, 0]
@@ -166,11 +168,17 @@ class Dmrg:
             if converged or beta < 1e-10 * max(1.0, abs(alphas[-1])) or j == steps - 1:
                 break
             betas.append(beta)
-            basis.append(eng.div(w, beta))
+            basis.append(eng.div(w, beta, out=w))
+        del w
+        # The Ritz vector, accumulated in place; each Krylov vector is dropped once
+        # added, so its buffer is free again for the next one's temporary.
         ground = eng.mul(basis[0], float(coeffs[0]))
-        for c, u in zip(coeffs[1:], basis[1 : len(coeffs)], strict=True):
-            ground = eng.add(ground, eng.mul(u, float(c)))
-        return energy, eng.div(ground, _scalar(eng.vector_norm(ground)))
+        basis[0] = ground
+        for j in range(1, len(coeffs)):
+            eng.add(ground, eng.mul(basis[j], float(coeffs[j])), out=ground)
+            basis[j] = ground
+        del basis
+        return energy, eng.div(ground, _scalar(eng.vector_norm(ground)), out=ground)
 
     # -- the sweep ---------------------------------------------------------------------
     def _bond(self, i: int, to_right: bool) -> tuple[float, float]:
@@ -192,10 +200,15 @@ class Dmrg:
             self.mps[i] = _reshape(u, (dl, d1, k))
             self.mps[i + 1] = _reshape(eng.einsum("k,kj->kj", s, vh), (k, d2, dr))
             self.left[i + 1] = self._grow_left(lenv, self.mps[i])
+            if i + 2 < self.length:
+                # Stale until the return sweep recomputes it: drop it now.
+                self.right[i + 2] = None
         else:
             self.mps[i] = _reshape(eng.einsum("ik,k->ik", u, s), (dl, d1, k))
             self.mps[i + 1] = _reshape(vh, (k, d2, dr))
             self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
+            if i > 0:
+                self.left[i] = None
         return energy, _scalar(disc)
 
     def sweep(self) -> tuple[float, float]:

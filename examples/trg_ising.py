@@ -74,22 +74,37 @@ def _value(t: tfr.Tensor) -> float:
     return float(t.to_numpy())
 
 
-def _split(eng: tfr.CpuEngine, m: Any, chi: int) -> tuple[tfr.Tensor, tfr.Tensor]:
+#: The truncated SVD's route (``eng.svd_truncated(method=...)``): "gram" computes only
+#: the chi leading triplets; "gesdd" the full SVD, then the cut (as numpy does).
+DEFAULT_SVD = "gram"
+
+
+def _split(
+    eng: tfr.CpuEngine, m: Any, chi: int, svd: str = DEFAULT_SVD
+) -> tuple[tfr.Tensor, tfr.Tensor]:
     """``m ~ A @ B`` with A = U sqrt(S), B = sqrt(S) Vh, rank at most ``chi``."""
-    u, s, vh, _ = eng.svd_truncated(m, max_rank=chi)
+    u, s, vh, _ = eng.svd_truncated(m, max_rank=chi, method=svd)
     r = eng.sqrt(s)
     return eng.einsum("ik,k->ik", u, r), eng.einsum("k,kj->kj", r, vh)
 
 
-def trg_step(eng: tfr.CpuEngine, t: tfr.Tensor, chi: int) -> tuple[tfr.Tensor, float]:
-    """One TRG step on T[N, W, S, E]; returns the normalised new tensor and its norm."""
+Factors = tuple[tfr.Tensor, tfr.Tensor, tfr.Tensor, tfr.Tensor]
+
+
+def trg_factors(eng: tfr.CpuEngine, t: tfr.Tensor, chi: int, svd: str = DEFAULT_SVD) -> Factors:
+    """The two cuts of T[N, W, S, E]: ``(F1, F2, F3, F4)``, each of rank at most ``chi``."""
     d = t.shape[0]
     # Cut 1: (N, W) | (S, E): a free column-major view, no copy.
-    f1, f3 = _split(eng, t.as_view().reshape_view((d * d, d * d)), chi)
+    f1, f3 = _split(eng, t.as_view().reshape_view((d * d, d * d)), chi, svd)
     # Cut 2: (W, S) | (E, N): the permuted tensor, computed into a pooled buffer.
     t2 = eng.transpose(t, (1, 2, 3, 0))
-    f2, f4 = _split(eng, t2.as_view().reshape_view((d * d, d * d)), chi)
-    del t2
+    f2, f4 = _split(eng, t2.as_view().reshape_view((d * d, d * d)), chi, svd)
+    return f1, f2, f3, f4
+
+
+def trg_contract(eng: tfr.CpuEngine, factors: Factors, d: int) -> tuple[tfr.Tensor, float]:
+    """The rotated lattice's site from the four factors; the normalised tensor and its norm."""
+    f1, f2, f3, f4 = factors
     k1 = f1.shape[1]
     k2 = f2.shape[1]
     # The four pieces around one plaquette, contracted into the rotated lattice's site:
@@ -108,6 +123,17 @@ def trg_step(eng: tfr.CpuEngine, t: tfr.Tensor, chi: int) -> tuple[tfr.Tensor, f
     return new, norm
 
 
+def trg_step(
+    eng: tfr.CpuEngine, t: tfr.Tensor, chi: int, svd: str = DEFAULT_SVD
+) -> tuple[tfr.Tensor, float]:
+    """One TRG step on T[N, W, S, E]; returns the normalised new tensor and its norm.
+
+    (The caller still holds ``t`` during the contraction; `run_trg` drops it between
+    `trg_factors` and `trg_contract` instead, one buffer of T's size fewer at the peak.)
+    """
+    return trg_contract(eng, trg_factors(eng, t, chi, svd), t.shape[0])
+
+
 def run_trg(
     temperature: float,
     chi: int,
@@ -115,10 +141,12 @@ def run_trg(
     eng: tfr.CpuEngine | None = None,
     progress: Any = None,
     exact: bool = True,
+    svd: str = DEFAULT_SVD,
 ) -> dict[str, Any]:
     """ln Z per site after ``steps`` TRG steps, with timings and pool statistics.
 
-    ``exact``: also compute Onsager's value and the relative error.
+    ``exact``: also compute Onsager's value and the relative error. ``svd``: the
+    truncated SVD's method ("gram" or "gesdd", see `DEFAULT_SVD`).
     """
     eng = eng or tfr.CpuEngine()
     t = initial_tensor(temperature)
@@ -132,7 +160,13 @@ def run_trg(
     with tfr.forbid_copies():
         for k in range(1, steps + 1):
             t0 = time.perf_counter()
-            t, norm = trg_step(eng, t, chi)
+            d = t.shape[0]
+            factors = trg_factors(eng, t, chi, svd)
+            # T is not needed once it is cut: dropping it here returns its buffer to
+            # the pool before the contraction, whose intermediates are the step's peak.
+            del t
+            t, norm = trg_contract(eng, factors, d)
+            del factors
             lnz += math.log(norm) / 2.0**k
             step_seconds.append(time.perf_counter() - t0)
             if k == WARMUP:
@@ -158,6 +192,7 @@ def run_trg(
         "temperature": temperature,
         "chi": chi,
         "steps": steps,
+        "svd_method": svd,
         "lnz_per_site": lnz,
         "exact_lnz_per_site": reference,
         "relative_error": abs(lnz - reference) / abs(reference),
@@ -200,6 +235,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="plot the error against chi (runs chi = 4, 8, ... up to --chi)",
     )
+    parser.add_argument(
+        "--svd",
+        choices=("gram", "gesdd"),
+        default=DEFAULT_SVD,
+        help="truncated SVD route: 'gram' (only the chi leading triplets, default) or "
+        "'gesdd' (the full SVD, then the cut)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads")
     args = parser.parse_args(argv)
     if args.chi < 2 or args.steps < 1 or args.temperature <= 0:
@@ -229,11 +271,13 @@ def main(argv: list[str] | None = None) -> int:
                     args.steps,
                     eng,
                     lambda k, task=task: bar.update(task, completed=k),
+                    svd=args.svd,
                 )
             )
     main_result = results[-1]
     print(
-        f"T = {args.temperature:.10g}  chi = {args.chi}  steps = {args.steps}\n"
+        f"T = {args.temperature:.10g}  chi = {args.chi}  steps = {args.steps}  "
+        f"svd = {args.svd}\n"
         f"ln Z per site = {main_result['lnz_per_site']:.12f}\n"
         f"Onsager       = {main_result['exact_lnz_per_site']:.12f}\n"
         f"relative error = {main_result['relative_error']:.3e}\n"

@@ -49,6 +49,15 @@ def test_trg_matches_the_plain_numpy_reference(trg: Any) -> None:
     assert math.isclose(ours, reference.run_trg(2.5, 6, 10), rel_tol=1e-12)
 
 
+@pytest.mark.parametrize("svd", ["gram", "gesdd"])
+def test_both_trg_svd_routes_match_the_numpy_reference_at_tc(trg: Any, svd: str) -> None:
+    # At T_c the spectrum is widest; chi 10 keeps values down to about 1e-3 of s[0].
+    reference = _load(ROOT / "benchmarks" / "trg_numpy.py")
+    ours = trg.run_trg(trg.TC, chi=10, steps=10, exact=False, svd=svd)
+    assert ours["svd_method"] == svd
+    assert math.isclose(ours["lnz_per_site"], reference.run_trg(trg.TC, 10, 10), rel_tol=1e-12)
+
+
 def test_trg_loop_makes_no_copy_and_no_allocation_after_warmup(trg: Any) -> None:
     result = trg.run_trg(trg.TC, chi=6, steps=trg.WARMUP + 4, exact=False)
     assert result["copies_in_loop"] == 0

@@ -39,8 +39,11 @@ from ..engine.linalg import (
     TruncatedSVDResult,
 )
 from ..errors import ValidationError
+from ..namespace._adapter import compute, emit
+from ..namespace._contraction import matmul as _matmul
 from ..tensor import Tensor
 from ..view import TensorView
+from ._products import cross, diagonal, matrix_power, outer, tensordot, trace, vecdot
 
 __all__ = [
     "EigResult",
@@ -52,7 +55,9 @@ __all__ = [
     "SlogdetResult",
     "TruncatedSVDResult",
     "cholesky",
+    "cross",
     "det",
+    "diagonal",
     "eig",
     "eigh",
     "eigvalsh",
@@ -62,9 +67,11 @@ __all__ = [
     "lstsq",
     "matmul",
     "matrix_norm",
+    "matrix_power",
     "matrix_rank",
     "matrix_transpose",
     "norm",
+    "outer",
     "pinv",
     "qr",
     "slogdet",
@@ -72,6 +79,9 @@ __all__ = [
     "svd",
     "svd_truncated",
     "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
     "vector_norm",
 ]
 
@@ -301,23 +311,33 @@ def pinv(x: Any, /, *, rtol: float | None = None) -> ArrayLike:
     return _leading(default_engine().pinv(a, rtol), nb)
 
 
-def matrix_rank(x: Any, /, *, rtol: float | None = None) -> int:
-    """Numerical rank of a 2-D matrix: singular values above ``rtol * s[0]``.
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
+    """Numerical rank of each matrix (``(..., M, N)`` -> ``(...)``, int64).
 
-    Ownership: **borrows** the input; returns a Python int.
+    Singular values above ``rtol * max(s)`` count (default ``rtol``:
+    ``eps * max(M, N)``); ``rtol`` may be a number or an array broadcasting
+    against ``(...)``, as the standard says.
+
+    Ownership: **borrows** the input; the result is a new pooled tensor.
     """
     import numpy as np
 
-    if _ndim(x, "linalg.matrix_rank") != 2:
-        raise ValidationError(
-            "linalg.matrix_rank", "matrix_rank takes a 2-D matrix here", kind="INVALID_RANK"
-        )
-    s = default_engine().svdvals(x)
-    sv = s.to_numpy()  # a read-only borrow of the pooled result
-    if sv.size == 0:
-        return 0
-    tol = (np.finfo(sv.dtype).eps * max(x.shape) if rtol is None else rtol) * sv[0]
-    return int(np.count_nonzero(sv > tol))
+    op = "linalg.matrix_rank"
+    nd = _ndim(x, op)
+    if nd < 2:
+        raise ValidationError(op, f"needs rank >= 2 (..., M, N), got {nd}", kind="INVALID_RANK")
+    m, n = x.shape[-2], x.shape[-1]
+    sv = svdvals(x)
+
+    def rank(values: Any, tolerance: Any) -> Any:
+        if values.shape[-1] == 0:
+            return np.zeros(values.shape[:-1], np.int64)
+        if tolerance is None:
+            tolerance = np.finfo(values.dtype).eps * max(m, n)
+        cut = np.asarray(tolerance)[..., None] * values.max(axis=-1, keepdims=True)
+        return np.asarray(np.count_nonzero(values > cut, axis=-1), dtype=np.int64)
+
+    return emit(op, compute(op, rank, (sv, rtol)))
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> ArrayLike:
@@ -390,20 +410,13 @@ def expm(x: Any, /) -> ArrayLike:
     return _leading(default_engine().expm(a), nb)
 
 
-def matmul(x1: Any, x2: Any, /) -> ArrayLike:
-    """Matrix product (array API ``matmul``), on the default engine.
+def matmul(x1: Any, x2: Any, /) -> Any:
+    """`tenferro.matmul` (the extension's alias): the array API's rules, 1-D operands
+    and broadcast leading batch axes included.
 
-    Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
+    Ownership: **borrows** the inputs; the result is a new pooled tensor.
     """
-    a, nb = _trailing(x1, "linalg.matmul")
-    b, nb2 = _trailing(x2, "linalg.matmul")
-    if nb != nb2:
-        raise ValidationError(
-            "linalg.matmul",
-            f"x1 has {nb} batch dimensions and x2 has {nb2}; broadcasting is not supported",
-            kind="SHAPE_MISMATCH",
-        )
-    return _leading(default_engine().matmul(a, b), nb)
+    return _matmul(x1, x2)
 
 
 def matrix_transpose(x: Any, /) -> TensorView:

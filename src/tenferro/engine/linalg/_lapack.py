@@ -21,12 +21,31 @@ import numpy as np
 
 from ...dtype import DType
 
-__all__ = ["PREFIX", "byref", "f2py", "info_int", "lwork_from", "raw", "ref_char", "ref_int"]
+__all__ = [
+    "PREFIX",
+    "byref",
+    "f2py",
+    "info_int",
+    "lwork_from",
+    "raw",
+    "ref_char",
+    "ref_int",
+    "ref_real",
+]
 
 PREFIX = {DType.F32: "s", DType.F64: "d", DType.C32: "c", DType.C64: "z"}
 
 # Real-dtype names whose complex counterpart has another name.
-_COMPLEX_NAME = {"syevd": "heevd", "orgqr": "ungqr", "orglq": "unglq", "syev": "heev"}
+_COMPLEX_NAME = {
+    "syevd": "heevd",
+    "syevd_lwork": "heevd_lwork",
+    "syevr": "heevr",
+    "orgqr": "ungqr",
+    "ormqr": "unmqr",
+    "orglq": "unglq",
+    "syev": "heev",
+    "syrk": "herk",
+}
 
 _capi = ctypes.pythonapi
 _capi.PyCapsule_GetName.restype = ctypes.c_char_p
@@ -44,28 +63,43 @@ def _name(name: str, dtype: DType) -> str:
     return PREFIX[dtype] + name
 
 
+_f2py_cache: dict[tuple[str, DType], Any] = {}
+
+
 def f2py(name: str, dtype: DType) -> Any:
-    """The ``scipy.linalg.lapack`` wrapper of routine ``name`` for ``dtype``."""
-    # Imported on first use: scipy.linalg costs most of a second at import, and
-    # `import tenferro` should not pay it before any factorisation runs.
-    from scipy.linalg import lapack
+    """The ``scipy.linalg.lapack`` wrapper of routine ``name`` for ``dtype`` (cached).
 
-    return getattr(lapack, _name(name, dtype))
+    The cache saves an import statement and two lookups per call, a few
+    microseconds that show at n = 64.
+    """
+    fn = _f2py_cache.get((name, dtype))
+    if fn is None:
+        # Imported on first use: scipy.linalg costs most of a second at import, and
+        # `import tenferro` should not pay it before any factorisation runs.
+        from scipy.linalg import lapack
+
+        fn = _f2py_cache[name, dtype] = getattr(lapack, _name(name, dtype))
+    return fn
 
 
-def raw(name: str, dtype: DType) -> Any:
-    """The ``cython_lapack`` routine ``name`` for ``dtype`` as a ctypes function.
+def raw(name: str, dtype: DType, blas: bool = False) -> Any:
+    """The ``cython_lapack`` (``blas=True``: ``cython_blas``) routine ``name`` for ``dtype``.
 
-    Every argument is passed as an address (``ref_int``, ``ref_char``,
-    ``array.ctypes.data``); the routine returns nothing (``info`` is an argument).
+    Returned as a ctypes function. Every argument is passed as an address
+    (``ref_int``, ``ref_char``, ``ref_real``, ``array.ctypes.data``); the routine
+    returns nothing (``info`` is an argument).
     """
     full = _name(name, dtype)
     fn = _raw_cache.get(full)
     if fn is None:
-        from scipy.linalg import cython_lapack  # first use only (see `f2py`)
+        # First use only (see `f2py`).
+        if blas:
+            from scipy.linalg import cython_blas as module
+        else:
+            from scipy.linalg import cython_lapack as module
 
         with _lock:
-            capsule = cython_lapack.__pyx_capi__[full]
+            capsule = module.__pyx_capi__[full]
             ptr = _capi.PyCapsule_GetPointer(capsule, _capi.PyCapsule_GetName(capsule))
             # The argument count is read off the capsule's C signature.
             sig = _capi.PyCapsule_GetName(capsule).decode()
@@ -78,6 +112,12 @@ def raw(name: str, dtype: DType) -> Any:
 def ref_int(value: int) -> Any:
     """A LAPACK integer argument (by address)."""
     return ctypes.byref(ctypes.c_int(value))
+
+
+def ref_real(value: float, dtype: DType) -> Any:
+    """A LAPACK real argument of ``dtype``'s precision (float for F32/C32), by address."""
+    single = dtype in (DType.F32, DType.C32)
+    return ctypes.byref(ctypes.c_float(value) if single else ctypes.c_double(value))
 
 
 def ref_char(value: bytes) -> Any:
