@@ -181,10 +181,12 @@ def check_limit(value: Any, op: str) -> int:
 # on every operation); empty stacks are pruned by the slow paths.
 _Shelf = tuple[dict[int, list["np.ndarray[Any, Any]"]], list[int], int]
 
+#: The footprint budget's least slack over the live peak (bytes): 1/16 of a small
+#: peak would make a loop over kilobyte tensors trade buffers every iteration
+#: (TRG at chi 6-12: 3-6 misses a step), for savings no one can measure.
+SLACK_MIN = 1 << 20
 #: Prune empty stacks once a shelf has more keys than this.
 _PRUNE_KEYS = 64
-#: How many buffers dropped by the footprint budget the pool remembers (by size).
-_DROPPED_KEPT = 64
 #: Buffers waiting in the return lane before a release drains it under the lock.
 _LANE_MAX = 8
 #: Lock-free lane hits recorded before one is folded into the counters.
@@ -219,6 +221,10 @@ class BufferPool:
     exceed the request); `recycle` takes one back (called by
     `HostBuffer.__del__` through a weak reference, so the pool never keeps an
     output alive and an output never keeps the pool alive).
+
+    ``limit_bytes`` caps what it retains (None: the environment's or the
+    default); ``slack_min`` is the least the footprint budget lets live plus
+    retained bytes exceed the live peak by (see `_trade_locked`).
     """
 
     __slots__ = (
@@ -226,7 +232,6 @@ class BufferPool:
         "_bytes",
         "_cleared",
         "_clears",
-        "_dropped",
         "_evicted_big",
         "_evicted_kept",
         "_high",
@@ -243,9 +248,11 @@ class BufferPool:
         "_shelf_limit",
         "_shelf_list",
         "_shelves",
+        "_slack_min",
     )
 
-    def __init__(self, limit_bytes: int | None = None) -> None:
+    def __init__(self, limit_bytes: int | None = None, slack_min: int = SLACK_MIN) -> None:
+        self._slack_min = slack_min
         self._limit = (
             limit_from_env() if limit_bytes is None else check_limit(limit_bytes, "BufferPool")
         )
@@ -277,9 +284,6 @@ class BufferPool:
         # of that: the footprint budget of `_trade_locked`.
         self._out = 0
         self._high = 0
-        # Buffers the footprint budget dropped, as (id(shelf), capacity), oldest first
-        # (at most _DROPPED_KEPT): a miss of one of them raises the budget.
-        self._dropped: dict[tuple[int, int], None] = {}
         self._misses = 0
         self._recycled = 0
         self._refused = 0
@@ -332,12 +336,6 @@ class BufferPool:
                 out = self._out = self._out + n * shelf[2]
                 if out > self._high:
                     self._high = out
-                if self._dropped and self._dropped.pop((id(shelf), n), 0) is None:
-                    # The budget dropped this very buffer and the program needs it
-                    # again: a loop whose phases use different sizes needs all of
-                    # them, not only its live peak. Raise the budget by it, so the
-                    # loop stops trading one phase's buffers for the other's.
-                    self._high += n * shelf[2]
                 if self._bytes:
                     self._trade_locked()
             finally:
@@ -459,16 +457,17 @@ class BufferPool:
         """After a miss: drop the largest retained buffers while over the footprint budget.
 
         The budget (what docs/engine.md promises): live outputs plus retained buffers
-        never exceed the peak of live outputs by more than 1/16 of it, so a pool
+        never exceed the peak of live outputs by more than 1/16 of it (or by
+        `slack_min`, 1 MiB by default, whichever is more), so a pool
         keeps what the program needed at its peak, not more. A miss is the only
         event that grows live + retained (a hit moves a buffer from retained to live,
         a release the other way), so this is the only place that must enforce it.
         Largest first: one large buffer dropped is one later miss, where the same
-        bytes in small buffers would be many. A later miss of a dropped buffer's
-        exact size raises the budget by it (see `acquire`), so a loop that needs
-        differently sized buffers in turn settles with no misses.
+        bytes in small buffers would be many. The budget is never raised by what
+        the program asks for again (docs/engine.md: that made the footprint grow
+        towards the cap on workloads of changing sizes).
         """
-        allowed = self._high + (self._high >> 4) - self._out
+        allowed = self._high + max(self._high >> 4, self._slack_min) - self._out
         before = self._bytes
         while self._bytes > allowed:
             top: _Shelf | None = None
@@ -487,10 +486,6 @@ class BufferPool:
             top[0][top_cap].pop()
             self._bytes -= top_bytes
             self._evicted_kept += 1
-            dropped = self._dropped
-            dropped[(id(top), top_cap)] = None
-            if len(dropped) > _DROPPED_KEPT:
-                del dropped[next(iter(dropped))]
         if before - self._bytes >= _TRIM_BYTES:
             _trim()
 
