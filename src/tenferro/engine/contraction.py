@@ -376,11 +376,30 @@ class ContractionOps(EngineBase):
         self, op: str, plan: Plan, arrays: list[Array], dtype: DType, out: Any, reads: Reads
     ) -> Tensor:
         pool = self._pool
+        if out is None:
+            # The output is taken from the pool right before the last step (see
+            # `execute`), not before the first one as `_run` would.
+            made: list[Array] = []
+
+            def output() -> Array:
+                owner, flat, nd = self._fresh(plan.out_shape, dtype)
+                made[:] = (owner, flat)
+                return nd
+
+            try:
+                # The plan's last step writes every element of the output.
+                execute(pool, plan, arrays, dtype.numpy, output)
+            except BaseException:
+                # INVARIANT (as in `_run`): a failed kernel's output is dropped, never
+                # pooled; the traceback keeps writable arrays over it.
+                made.clear()
+                raise
+            return self._wrap(plan.out_shape, dtype, made[0], made[1])
 
         def kernel(nd: Array) -> None:
             # The plan's last step writes every element of the output (np.einsum with
             # out=, a product kernel, or a full transposition copy).
-            execute(pool, plan, arrays, nd)
+            execute(pool, plan, arrays, nd.dtype, lambda: nd)
 
         return self._run(op, plan.out_shape, dtype, kernel, out, reads)
 

@@ -34,7 +34,7 @@ from ...layout import shape_size
 from ..gemm import kernel_for
 from .parser import Spec
 
-__all__ = ["GEMM", "PERMUTE", "REDUCE", "Plan", "compile_plan", "plans_built"]
+__all__ = ["FINAL", "GEMM", "PERMUTE", "REDUCE", "Plan", "compile_plan", "plans_built"]
 
 Shape = tuple[int, ...]
 Labels = tuple[str, ...]
@@ -44,6 +44,14 @@ REDUCE = 0  # (REDUCE, src, dst, expr, dst_shape, src_shape | None)
 GEMM = 1  # (GEMM, left, right, left_op, right_op, kernel, (bt, n, m), dst)
 # An operand is (perm | None, grouped dims, swap axes, shape | None, in place, slabs | None).
 PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
+# The last product written into the output order a slab at a time (`_Compiler._out_slabs`):
+# (FINAL, left, right, left_op, right_op, kernel, (bt, n, m), res_shape, perm, slabs);
+# an operand is (perm | None, grouped dims, swap axes, shape | None, z axis, z dim).
+FINAL = 3
+
+#: The last step writes its output a slab at a time, in up to _OUT_SLABS slabs (of
+#: at least _SLAB_MIN elements), when its product's order is not the output's.
+_OUT_SLABS = 16
 
 #: A transposed copy is made a slab at a time (`_Compiler._chunking`), in up to
 #: _CHUNKS slabs of at least _SLAB_MIN elements, so it never doubles the memory.
@@ -309,6 +317,7 @@ class _Compiler:
         k = self.size(c_ord)
         bt = self.size(b_ord)
         ops: list[tuple[Any, ...]] = []
+        logical: list[Labels] = []  # each operand's order as the product reads it
         slab_options: list[tuple[int, int, Labels, int]] = []  # (size, op, labels, start)
         for i, is_left in ((left, True), (right, False)):
             v = srcs[i]
@@ -337,12 +346,19 @@ class _Compiler:
             # The left operand is read as (bt, k, m), the right one as (bt, n, k).
             swap_axes = free_first != is_left
             direct = v >= self.n and perm is None
+            logical.append(want if perm is not None else self.order[v])
             ops.append((perm, dims, swap_axes, self.src_shape(v), direct, None))
         if slab_options:
             # One slab loop a step, over its larger transposed operand.
             size, j, labels, start = max(slab_options)
             ops[j] = (*ops[j][:5], self._chunking(labels, start, size, bt >= _CHUNKS))
         kernel = kernel_for(m, k, n, bt)
+        if final is not None and res != final:
+            lf = res[: len(res) - len(b_ord)]
+            split = sum(1 for ch in lf if ch in (fb if swap else fa))
+            groups = (lf[:split], lf[split:], b_ord)
+            if self._final_slabs(final, res, groups, logical, ops, srcs, (left, right), kernel):
+                return
         self.alloc(res_id, m * n * bt)
         self.steps.append((GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), dst))
         for v in srcs:
@@ -355,6 +371,75 @@ class _Compiler:
             self.steps.append((PERMUTE, res_id, self.src_shape(res_id), perm))
             self.transposed += self.size(final)
             self.free(res_id)
+
+    def _final_slabs(
+        self,
+        final: Labels,
+        res: Labels,
+        groups: tuple[Labels, Labels, Labels],
+        logical: list[Labels],
+        ops: list[tuple[Any, ...]],
+        srcs: list[int],
+        sides: tuple[int, int],
+        kernel: int,
+    ) -> bool:
+        """The last product, when its order ``res`` (``groups``: M, N, batch) is not the
+        output's: written a slab at a time (a range of one index ``z``) into scratch
+        and transposed from there into that range of the output, so the product's
+        result never exists whole next to the output (as a product, then a
+        `PERMUTE`, would have it). ``z`` is the slowest index of the batch, of N or
+        of M (it slices both operands, the right one or the left one), whichever
+        copies the fewest elements. Appends a FINAL step and returns True, or
+        returns False when the output is too small for slabs."""
+        out_size = self.size(final)
+        ranges_max = min(_OUT_SLABS, out_size // _SLAB_MIN)
+        if ranges_max < 2:
+            return False
+        m_ord, n_ord, b_ord = groups
+        # (cost, group, z, ...): group 0 the batch (both operands), 1 N (right), 2 M (left).
+        candidates = []
+        for group, labels in ((0, b_ord), (1, n_ord), (2, m_ord)):
+            if not labels:
+                continue
+            z = labels[-1]
+            dz = self.sizes[z]
+            ranges = min(dz, ranges_max)
+            if ranges < 2:
+                continue
+            cost = out_size // ranges
+            for j, op in enumerate(ops):
+                if op[0] is not None:  # a transposed copy: of the slab, or whole
+                    whole = self.size(logical[j])
+                    cost += whole // ranges if z in logical[j] else whole
+            candidates.append((cost, group, z, dz, ranges, self.size(labels)))
+        if not candidates:
+            return False
+        _, group, z, dz, ranges, group_size = min(candidates)
+        new_ops = []
+        for j, (perm, dims, swap, shape, _, _) in enumerate(ops):
+            zpos = logical[j].index(z) if z in logical[j] else -1
+            if zpos < 0:
+                zdim = -1
+            elif group == 0:
+                zdim = 2
+            else:
+                # Where the free group sits in (free, k, bt) or (k, free, bt): see the
+                # operand loop of `_pair` (free_first = swap != is_left).
+                free_first = swap != (j == 0)
+                zdim = 0 if free_first else 1
+            new_ops.append((perm, dims, swap, shape, zpos, zdim))
+        res_shape = tuple(self.sizes[ch] for ch in res)
+        perm_out = tuple(res.index(ch) for ch in final)
+        slabs = (group, res.index(z), final.index(z), dz, ranges, group_size // dz)
+        bt, n, m = self.size(b_ord), self.size(n_ord), self.size(m_ord)
+        self.alloc(-1, out_size)
+        left, right = sides
+        step = (FINAL, srcs[left], srcs[right], *new_ops, kernel, (bt, n, m))
+        self.steps.append((*step, res_shape, perm_out, slabs))
+        for v in srcs:
+            self.free(v)
+        self.transposed += out_size
+        return True
 
     def _chunking(self, free: Labels, start: int, size: int, batch: bool) -> Any:
         """Transpose a large operand a slab at a time, so its scratch copy is a fraction
