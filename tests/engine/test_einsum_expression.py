@@ -166,3 +166,29 @@ def test_a_last_product_in_slabs_holds_no_whole_result_next_to_the_output() -> N
     expr = eng.contract_expression("bij,bjk->bik", (32, 64, 64), (32, 64, 64))
     assert expr._plan.steps[-1][0] == planner.FINAL
     assert expr.largest_live_elements == 32 * 64 * 64
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        # The first product: the tail c, with a between the free s and c.
+        ("sac,ab,sbcd->d", [(9, 8, 7), (8, 5), (9, 5, 7, 2)]),
+        ("ab,sac,sbcd->d", [(8, 5), (9, 8, 7), (9, 5, 7, 2)]),  # the tailed one second
+        ("sace,ab,sbced->d", [(9, 8, 3, 4), (8, 5), (9, 5, 3, 4, 2)]),  # a two-index tail
+        ("sazc,abz,sbczd->d", [(9, 8, 3, 4), (8, 5, 3), (9, 5, 4, 3, 2)]),  # with a batch z
+    ],
+)
+def test_a_product_batched_over_an_operands_tail_gives_numpys_value(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch, subscripts: str, shapes: list
+) -> None:
+    from tenferro.engine.einsum import planner
+
+    monkeypatch.setattr(planner, "_TAIL_MIN", 1)
+    expr = eng.contract_expression(subscripts, *shapes, optimize=[(0, 1), (0, 1)])
+    first = expr._plan.steps[0]
+    assert first[0] == planner.GEMM and len(first[6]) == 4  # (tail, bt, n, m)
+    assert first[3][0] is None and first[4][0] is None  # no transposed copy
+    rng = np.random.default_rng(7)
+    arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)

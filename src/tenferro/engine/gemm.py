@@ -107,7 +107,7 @@ class Scratch:
         g = grouped_view(t, dims)
         if g is not None and (not blas or blasable(g)):
             return g
-        size = dims[0] * dims[1] * dims[2]
+        size = shape_size(dims)
         owner = self.pool.acquire(arr.dtype, size)
         self.owners.append(owner)
         flat = owner[:size]

@@ -54,7 +54,9 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                 if dst < 0:
                     target = out_flat
                 else:
-                    size = dims[0] * dims[1] * dims[2]
+                    size = 1
+                    for d in dims:  # (bt, n, m), or (tail, bt, n, m)
+                        size *= d
                     owner = pool.acquire(dtype, size)
                     owners[dst] = owner
                     target = vals[dst] = owner[:size]
@@ -130,7 +132,7 @@ def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Arr
         if shape is not None:
             x = x.reshape(shape, order="F")
         g = scratch.grouped(x, perm, dims, blas)
-    return g.swapaxes(1, 2) if swap else g
+    return g.swapaxes(-2, -1) if swap else g
 
 
 def _slabs(

@@ -97,7 +97,7 @@ def binary_record(plan: Plan) -> Binary | None:
     if step[0] != GEMM:
         return None
     _, sa, sb, op_a, op_b, kernel, dims, dst = step
-    if dst != -1:
+    if dst != -1 or len(dims) != 3:
         return None
     two_d = dims[0] == 1 and kernel == MATMUL
     views = []

@@ -58,6 +58,10 @@ _OUT_SLABS = 16
 _SLAB_MIN = 1 << 13
 _CHUNKS = 8
 
+#: A tail-batched product (`_Compiler._tail`) needs this many elements of its operand
+#: per tail entry: below that, a transposed copy and one product beat the batch loop.
+_TAIL_MIN = 256
+
 #: Planning passes at most (see `compile_plan`).
 _PASSES = 4
 
@@ -237,6 +241,8 @@ class _Compiler:
             None if flex[0] else _fit(self.order[x], fa, con, bat),
             None if flex[1] else _fit(self.order[y], fb, con, bat),
         ]
+        if final is None and not any(flex) and self._tail(x, y, fa, fb, con, fits, dst, res_id):
+            return
         c_ord, b_ord, copy = self._agree(x, y, fits, flex, sizes, con, bat)
         orders: list[Labels] = []
         oriented: list[bool] = []
@@ -371,6 +377,74 @@ class _Compiler:
             self.steps.append((PERMUTE, res_id, self.src_shape(res_id), perm))
             self.transposed += self.size(final)
             self.free(res_id)
+
+    def _tail(
+        self,
+        x: int,
+        y: int,
+        fa: frozenset[str],
+        fb: frozenset[str],
+        con: frozenset[str],
+        fits: list[Any],
+        dst: int,
+        res_id: int,
+    ) -> bool:
+        """A product whose one operand does not group (its contracted indices sit
+        between its free ones) but would without its slowest free indices (the
+        "tail", e.g. ``a`` in ``s a c`` with ``c`` the tail) runs as a product
+        batched over the tail, the other operand broadcast to every tail entry
+        (np.matmul's batch broadcasting): no transposed copy of either operand.
+        The result is ``[M, N, B, tail]``. Only when the other operand groups in
+        place in the same contracted and batch orders, the product sums something
+        and each tail entry's product is not tiny (`_TAIL_MIN` elements). Appends
+        the GEMM step and returns True, or returns False (nothing changed)."""
+        for i in (0, 1):
+            j = 1 - i
+            if fits[i] is not None or fits[j] is None:
+                continue
+            v, w = (x, y)[i], (x, y)[j]
+            free_v, free_w = (fa, fb)[i], (fa, fb)[j]
+            w_first, c_ord, b_ord = fits[j]
+            order = self.order[v]
+            for cut in range(len(order) - 1, 0, -1):
+                tail = order[cut:]
+                if tail[0] not in free_v:
+                    break  # a tail holds free indices only
+                rest = free_v - frozenset(tail)
+                fv = _fit(order[:cut], rest, con, frozenset(b_ord))
+                if fv is None or fv[1:] != (c_ord, b_ord):
+                    continue
+                n_tail = self.size(tail)
+                k = self.size(c_ord)
+                if k < 2 or n_tail == 0 or self.size(order) // n_tail < _TAIL_MIN:
+                    return False
+                free_rest = tuple(ch for ch in order[:cut] if ch in rest)
+                free_other = tuple(ch for ch in self.order[w] if ch in free_w)
+                o1 = free_rest + free_other + b_ord + tail  # v on the left
+                o2 = free_other + free_rest + b_ord + tail
+                v_left = not self._prefer_swap(res_id, o1, o2)
+                size_v = self.size(free_rest)
+                size_w = self.size(free_other)
+                bt = self.size(b_ord)
+                ops = []
+                for u, first, free_n, is_left, extra in (
+                    (v, fv[0], size_v, v_left, (n_tail,)),
+                    (w, w_first, size_w, not v_left, ()),
+                ):
+                    dims = ((free_n, k, bt) if first else (k, free_n, bt)) + extra
+                    ops.append((None, dims, first != is_left, self.src_shape(u), u >= self.n, None))
+                left, right = (0, 1) if v_left else (1, 0)
+                m = size_v if v_left else size_w
+                n = size_w if v_left else size_v
+                self.alloc(res_id, m * n * bt * n_tail)
+                ids = (v, w)
+                step = (GEMM, ids[left], ids[right], ops[left], ops[right], kernel_for(m, k, n, bt))
+                self.steps.append((*step, (n_tail, bt, n, m), dst))
+                self.free(v)
+                self.free(w)
+                self.order[res_id] = o1 if v_left else o2
+                return True
+        return False
 
     def _final_slabs(
         self,
