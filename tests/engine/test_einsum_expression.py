@@ -192,3 +192,30 @@ def test_a_product_batched_over_an_operands_tail_gives_numpys_value(
     arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
     got = expr(*[tfr.from_numpy(a) for a in arrays])
     np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "shapes", "path"),
+    [
+        # b and m sit between the summed s and d: one product per d, then their sum.
+        ("sbd,smd->bm", [(9, 4, 6), (9, 5, 6)], [(0, 1)]),
+        ("sbdz,smdz->bm", [(9, 4, 6, 3), (9, 5, 6, 3)], [(0, 1)]),  # a two-index split
+        ("sbzd,smzd->bmz", [(9, 4, 2, 6), (9, 5, 2, 6)], [(0, 1)]),  # with a batch z
+        # The MPS pattern: the first product's result is asked for in a split order.
+        ("cd,sac,sbd,be->ae", [(5, 6), (9, 4, 5), (9, 4, 6), (4, 3)], [(0, 1), (0, 2), (0, 1)]),
+    ],
+)
+def test_a_product_split_over_its_last_summed_indices_gives_numpys_value(
+    eng: tfr.CpuEngine, subscripts: str, shapes: list, path: list
+) -> None:
+    from tenferro.engine.einsum import planner
+    from tenferro.engine.gemm import SPLIT_K
+
+    expr = eng.contract_expression(subscripts, *shapes, optimize=path)
+    split = [st for st in expr._plan.steps if st[0] == planner.GEMM and st[5] == SPLIT_K]
+    assert split
+    assert expr._plan.transposed_elements == 0
+    rng = np.random.default_rng(8)
+    arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..gemm import MATMUL, Scratch, run_kernel
+from ..gemm import MATMUL, SPLIT_K, Scratch, run_kernel
 from .planner import FINAL, GEMM, REDUCE, Plan
 
 __all__ = ["execute"]
@@ -21,6 +21,8 @@ __all__ = ["execute"]
 Array = np.ndarray[Any, Any]
 
 _einsum = np.einsum
+_matmul = np.matmul
+_sum = np.sum
 _copyto = np.copyto
 
 
@@ -51,6 +53,8 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                 out_flat = out_nd.reshape(-1, order="F")
             if kind == GEMM:
                 _, sa, sb, op_a, op_b, kernel, dims, dst = step
+                if kernel == SPLIT_K:
+                    dims = dims[1:]  # the split axis is summed away: (bt, n, m)
                 if dst < 0:
                     target = out_flat
                 else:
@@ -117,6 +121,17 @@ def _product(
         _slabs(scratch, a, op_a, True, _operand(scratch, b, op_b, blas), kernel, out3)
     elif op_b[5] is not None:
         _slabs(scratch, b, op_b, False, _operand(scratch, a, op_a, blas), kernel, out3)
+    elif kernel == SPLIT_K:
+        # One product per entry of the leading (split contracted) axis into scratch,
+        # then their sum, which writes every element of out3.
+        left = _operand(scratch, a, op_a, True)
+        right = _operand(scratch, b, op_b, True)
+        size = out3.size * op_a[1][3]
+        owner = scratch.pool.acquire(out3.dtype, size)
+        scratch.owners.append(owner)
+        parts = owner[:size].reshape((op_a[1][3], *out3.shape))
+        _matmul(right, left, out=parts)
+        _sum(parts, axis=0, out=out3)
     else:
         run_kernel(kernel, _operand(scratch, a, op_a, blas), _operand(scratch, b, op_b, blas), out3)
 

@@ -31,7 +31,7 @@ from typing import Any
 from opt_einsum.parser import get_symbol
 
 from ...layout import shape_size
-from ..gemm import kernel_for
+from ..gemm import SPLIT_K, kernel_for
 from .parser import Spec
 
 __all__ = ["FINAL", "GEMM", "PERMUTE", "REDUCE", "Plan", "compile_plan", "plans_built"]
@@ -243,6 +243,12 @@ class _Compiler:
         ]
         if final is None and not any(flex) and self._tail(x, y, fa, fb, con, fits, dst, res_id):
             return
+        if (
+            not any(flex)
+            and None in fits
+            and self._split_k(x, y, fa, fb, con, bat, dst, res_id, final)
+        ):
+            return
         c_ord, b_ord, copy = self._agree(x, y, fits, flex, sizes, con, bat)
         orders: list[Labels] = []
         oriented: list[bool] = []
@@ -443,6 +449,83 @@ class _Compiler:
                 self.free(v)
                 self.free(w)
                 self.order[res_id] = o1 if v_left else o2
+                return True
+        return False
+
+    def _split_k(
+        self,
+        x: int,
+        y: int,
+        fa: frozenset[str],
+        fb: frozenset[str],
+        con: frozenset[str],
+        bat: frozenset[str],
+        dst: int,
+        res_id: int,
+        final: Labels | None,
+    ) -> bool:
+        """A product whose operands both end in the same contracted indices (``ct``) and
+        group without them, e.g. ``s b d`` and ``s m d`` summed over ``s`` and ``d``: one
+        product per entry of ``ct`` (np.matmul over them as a batch) into scratch,
+        then summed over ``ct``, instead of transposing an operand that does not
+        group (``s b d`` has ``b`` between its summed indices). Taken when that
+        scratch (``ct`` times the result) is smaller than the copy it saves.
+
+        When only an intermediate stands in the way (its order does not end in
+        ``ct``), asks for it in such an order (``wanted``, a hint for the next
+        planning pass), as a transposition would. Appends the GEMM step (kernel
+        `SPLIT_K`) and returns True, or returns False (nothing changed)."""
+        for v, w in ((x, y), (y, x)):
+            # The other operand's contracted tail decides; v follows it (or is asked to).
+            ov, ow = self.order[v], self.order[w]
+            free_v, free_w = (fa, fb) if v == x else (fb, fa)
+            for cut in range(len(ow) - 1, 0, -1):
+                ct = ow[cut:]
+                if ct[0] not in con:
+                    break
+                rest = con - frozenset(ct)
+                fw = _fit(ow[:cut], free_w, rest, bat)
+                if fw is None:
+                    continue
+                _, c_ord, b_ord = fw
+                head = len(ov) - len(ct)
+                if ov[head:] != ct:
+                    if v >= self.n:
+                        free_ord = tuple(ch for ch in ov if ch in free_v)
+                        self.wanted.setdefault(v, c_ord + free_ord + b_ord + ct)
+                    break
+                fv = _fit(ov[:head], free_v, rest, bat)
+                if fv is None or fv[1:] != (c_ord, b_ord):
+                    break
+                n_ct = self.size(ct)
+                size_v, size_w = self.size(tuple(free_v)), self.size(tuple(free_w))
+                bt = self.size(b_ord)
+                # The transposed copies this saves: of each operand that does not group.
+                saved = 0
+                for o, f in ((ov, free_v), (ow, free_w)):
+                    if _fit(o, f, con, bat) is None:
+                        saved += self.size(o)
+                if n_ct == 0 or n_ct * size_v * size_w * bt > saved:
+                    return False
+                o1 = tuple(ch for ch in ov if ch in free_v)
+                o1 += tuple(ch for ch in ow if ch in free_w) + b_ord
+                if final is not None and o1 != final:
+                    return False
+                k = self.size(c_ord)
+                ops = []
+                for u, first, free_n, is_left in (
+                    (v, fv[0], size_v, True),
+                    (w, fw[0], size_w, False),
+                ):
+                    dims = ((free_n, k, bt) if first else (k, free_n, bt)) + (n_ct,)
+                    ops.append((None, dims, first != is_left, self.src_shape(u), u >= self.n, None))
+                self.alloc(res_id, size_v * size_w * bt)
+                self.steps.append(
+                    (GEMM, v, w, ops[0], ops[1], SPLIT_K, (n_ct, bt, size_w, size_v), dst)
+                )
+                self.free(v)
+                self.free(w)
+                self.order[res_id] = o1
                 return True
         return False
 
