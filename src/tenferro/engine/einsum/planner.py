@@ -12,9 +12,15 @@ Layouts are chosen here, once, so that the run does as few transpositions as
 the path allows: every intermediate is written compact in an order picked for
 the step that consumes it (an operand whose axes already group as ``[M, K, B]``
 or ``[K, M, B]`` is read in place, as a strided view BLAS takes), and when the
-two operands of a step disagree only the smaller one is transposed. The last
-step writes the output order directly when that costs fewer copied elements
-than a final transposition.
+two operands of a step disagree only the smaller one is transposed. Two layouts
+avoid a transposition altogether: an operand that groups only without its
+slowest free indices (its "tail") is multiplied batched over them, the other
+operand broadcast (`_Compiler._tail`); two operands that both end in the same
+summed indices are multiplied once per entry of those and the products summed
+(`_Compiler._split_k`, kernel `SPLIT_K`). The last step writes the output order
+directly when that costs fewer copied elements than a final transposition, and
+otherwise writes it a slab at a time through scratch (`FINAL`), never as a
+whole result next to the output.
 
 Planning is counted (`plans_built`), so tests can prove that a compiled
 expression, or a cached einsum, plans once and then only runs.
@@ -42,6 +48,8 @@ Labels = tuple[str, ...]
 #: Step kinds (the first element of every step tuple).
 REDUCE = 0  # (REDUCE, src, dst, expr, dst_shape, src_shape | None)
 GEMM = 1  # (GEMM, left, right, left_op, right_op, kernel, (bt, n, m), dst)
+# With a tail (`_tail`) or a split sum (`_split_k`), dims are (tail | split, bt, n, m)
+# and each operand's grouped dims carry that fourth, slowest, axis.
 # An operand is (perm | None, grouped dims, swap axes, shape | None, in place, slabs | None).
 PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
 # The last product written into the output order a slab at a time (`_Compiler._out_slabs`):
