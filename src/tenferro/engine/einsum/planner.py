@@ -513,6 +513,10 @@ class _Compiler:
                 for o, f in ((ov, free_v), (ow, free_w)):
                     if _fit(o, f, con, bat) is None:
                         saved += self.size(o)
+                # A large copy would be made in slabs (`_chunking`): the scratch
+                # this takes must be smaller than one of those.
+                if saved >= 2 * _SLAB_MIN:
+                    saved //= _CHUNKS
                 if n_ct == 0 or n_ct * size_v * size_w * bt > saved:
                     return False
                 o1 = tuple(ch for ch in ov if ch in free_v)
@@ -579,7 +583,16 @@ class _Compiler:
             candidates.append((cost, group, z, dz, ranges, self.size(labels)))
         if not candidates:
             return False
-        _, group, z, dz, ranges, group_size = min(candidates)
+        cost, group, z, dz, ranges, group_size = min(candidates)
+        # The alternative, the whole product then a PERMUTE, holds the result and the
+        # operands' transposed copies (a slab of each, for those made in slabs).
+        whole = out_size
+        for j, op in enumerate(ops):
+            if op[0] is not None:
+                size = self.size(logical[j])
+                whole += size // _CHUNKS if op[5] is not None else size
+        if cost >= whole:
+            return False
         new_ops = []
         for j, (perm, dims, swap, shape, _, _) in enumerate(ops):
             zpos = logical[j].index(z) if z in logical[j] else -1
