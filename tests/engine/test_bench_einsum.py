@@ -64,3 +64,17 @@ def test_the_script_prints_a_table_and_writes_a_plot(
     out = capsys.readouterr().out
     assert "bin_matmul_256" in out and "<= 0.5" in out
     assert plot.stat().st_size > 0
+
+
+def test_the_path_live_set_counts_intermediates_and_output_alive_together() -> None:
+    # ac (from ab, bc) is still alive while its product with cd, ad, is written.
+    shapes = [(2, 3), (3, 4), (4, 5)]
+    assert bench.path_live_elements("ab,bc,cd->ad", shapes, [(0, 1), (0, 1)]) == 2 * 4 + 2 * 5
+    # A product that keeps the batch: its result is the output, one live value.
+    assert bench.path_live_elements("bij,bjk->bik", [(4, 2, 3), (4, 3, 5)], [(0, 1)]) == 40
+
+
+def test_the_path_live_set_does_not_depend_on_the_output_order() -> None:
+    shapes = [(4, 2, 3), (4, 3, 5)]
+    live = bench.path_live_elements("bij,bjk->bik", shapes, [(0, 1)])
+    assert bench.path_live_elements("bij,bjk->kib", shapes, [(0, 1)]) == live

@@ -125,8 +125,97 @@ def test_large_transpositions_made_slab_by_slab_give_numpys_value(
     monkeypatch.setattr(planner, "_SLAB_MIN", 1)  # every transposed copy is made in slabs
     expr = eng.contract_expression(subscripts, *shapes)
     slabbed = [op for st in expr._plan.steps if st[0] == planner.GEMM for op in st[3:5] if op[5]]
-    assert slabbed
+    assert slabbed or any(st[0] == planner.FINAL for st in expr._plan.steps)
     rng = np.random.default_rng(5)
+    arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        ("bij,bjk->bik", [(9, 5, 4), (9, 4, 7)]),  # slabs of the batch (9 = 2*4 + 1)
+        ("ij,jkl->lik", [(6, 4), (4, 9, 5)]),  # slabs of N or M
+        ("iaj,jbk->kbia", [(3, 2, 4), (4, 5, 6)]),  # free indices interleaved in the output
+        ("xb,byz->zbx", [(7, 3), (3, 4, 5)]),  # a batch index in the middle of the output
+        ("pqr,rst->tqsp", [(5, 6, 2), (2, 3, 4)]),
+    ],
+)
+def test_a_last_product_written_in_slabs_into_the_output_order_gives_numpys_value(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch, subscripts: str, shapes: list
+) -> None:
+    from tenferro.engine.einsum import planner
+
+    monkeypatch.setattr(planner, "_SLAB_MIN", 1)  # every output large enough for slabs
+    expr = eng.contract_expression(subscripts, *shapes)
+    # The output order is reached by the operands' layouts or by slabs, never by a
+    # whole transposition of the result.
+    assert not any(st[0] == planner.PERMUTE for st in expr._plan.steps)
+    rng = np.random.default_rng(6)
+    arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)
+
+
+def test_a_last_product_in_slabs_holds_no_whole_result_next_to_the_output() -> None:
+    # The plan's live set is the output (and the operands), not the output twice.
+    from tenferro.engine.einsum import planner
+
+    eng = tfr.CpuEngine()
+    expr = eng.contract_expression("bij,bjk->bik", (32, 64, 64), (32, 64, 64))
+    assert expr._plan.steps[-1][0] == planner.FINAL
+    assert expr.largest_live_elements == 32 * 64 * 64
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        # The first product: the tail c, with a between the free s and c.
+        ("sac,ab,sbcd->d", [(9, 8, 7), (8, 5), (9, 5, 7, 2)]),
+        ("ab,sac,sbcd->d", [(8, 5), (9, 8, 7), (9, 5, 7, 2)]),  # the tailed one second
+        ("sace,ab,sbced->d", [(9, 8, 3, 4), (8, 5), (9, 5, 3, 4, 2)]),  # a two-index tail
+        ("sazc,abz,sbczd->d", [(9, 8, 3, 4), (8, 5, 3), (9, 5, 4, 3, 2)]),  # with a batch z
+    ],
+)
+def test_a_product_batched_over_an_operands_tail_gives_numpys_value(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch, subscripts: str, shapes: list
+) -> None:
+    from tenferro.engine.einsum import planner
+
+    monkeypatch.setattr(planner, "_TAIL_MIN", 1)
+    expr = eng.contract_expression(subscripts, *shapes, optimize=[(0, 1), (0, 1)])
+    first = expr._plan.steps[0]
+    assert first[0] == planner.GEMM and len(first[6]) == 4  # (tail, bt, n, m)
+    assert first[3][0] is None and first[4][0] is None  # no transposed copy
+    rng = np.random.default_rng(7)
+    arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "shapes", "path"),
+    [
+        # b and m sit between the summed s and d: one product per d, then their sum.
+        ("sbd,smd->bm", [(9, 4, 6), (9, 5, 6)], [(0, 1)]),
+        ("sbdz,smdz->bm", [(9, 4, 6, 3), (9, 5, 6, 3)], [(0, 1)]),  # a two-index split
+        ("sbzd,smzd->bmz", [(9, 4, 2, 6), (9, 5, 2, 6)], [(0, 1)]),  # with a batch z
+        # The MPS pattern: the first product's result is asked for in a split order.
+        ("cd,sac,sbd,be->ae", [(5, 6), (9, 4, 5), (9, 4, 6), (4, 3)], [(0, 1), (0, 2), (0, 1)]),
+    ],
+)
+def test_a_product_split_over_its_last_summed_indices_gives_numpys_value(
+    eng: tfr.CpuEngine, subscripts: str, shapes: list, path: list
+) -> None:
+    from tenferro.engine.einsum import planner
+    from tenferro.engine.gemm import SPLIT_K
+
+    expr = eng.contract_expression(subscripts, *shapes, optimize=path)
+    split = [st for st in expr._plan.steps if st[0] == planner.GEMM and st[5] == SPLIT_K]
+    assert split
+    assert expr._plan.transposed_elements == 0
+    rng = np.random.default_rng(8)
     arrays = [np.asfortranarray(rng.random(s)) for s in shapes]
     got = expr(*[tfr.from_numpy(a) for a in arrays])
     np.testing.assert_allclose(got.to_numpy(), np.einsum(subscripts, *arrays), rtol=1e-12)

@@ -64,3 +64,20 @@ def test_a_given_opt_einsum_path_gives_the_same_value(net: Network, seed: int) -
     path, _ = opt_einsum.contract_path(net.subscripts, *arrays, optimize="greedy")
     got = ENG.einsum(net.subscripts, *[tfr.from_numpy(a) for a in arrays], optimize=path)
     close(got, opt_einsum.contract(net.subscripts, *arrays, optimize=path))
+
+
+@settings(max_examples=8, deadline=None)
+@given(networks(60, 120), st.integers(0, 2**16))
+def test_networks_with_slabs_and_tails_everywhere_match_opt_einsum(net: Network, seed: int) -> None:
+    from unittest import mock
+
+    from tenferro.engine.einsum import planner
+
+    arrays = net.arrays(seed)
+    # Slabs and tails everywhere (the limits are sized for large tensors): the slab
+    # loops of transposed operands and of a last product written into the output
+    # order, and products batched over an operand's slowest free indices.
+    with mock.patch.object(planner, "_SLAB_MIN", 1), mock.patch.object(planner, "_TAIL_MIN", 1):
+        expr = tfr.CpuEngine().contract_expression(net.subscripts, *[a.shape for a in arrays])
+    got = expr(*[tfr.from_numpy(a) for a in arrays])
+    close(got, opt_einsum.contract(net.subscripts, *arrays))

@@ -104,3 +104,33 @@ def test_a_malformed_interleaved_call_is_a_typed_error(eng: tfr.CpuEngine, args:
     with pytest.raises(tfr.ValidationError) as err:
         eng.einsum(*args, t) if args == (5,) else eng.einsum(t, *args)
     assert err.value.kind == "SUBSCRIPTS"
+
+
+@pytest.mark.parametrize("rest", [(), ("ij",), (None,)], ids=["alone", "string", "none"])
+def test_a_tensor_where_the_subscripts_go_is_a_typed_error_naming_einsum(
+    eng: tfr.CpuEngine, rest: tuple
+) -> None:
+    t = tfr.from_numpy(np.ones((2, 2), order="F"))
+    before = t.to_numpy().copy()
+    with pytest.raises(tfr.ValidationError, match="where the subscripts go") as err:
+        eng.einsum(t, *rest, t)
+    assert err.value.kind == "SUBSCRIPTS"
+    assert "CpuEngine.einsum" in str(err.value)
+    np.testing.assert_array_equal(t.to_numpy(), before)
+
+
+@pytest.mark.parametrize("output", [[5], [0, 7]], ids=["unknown", "one-unknown"])
+def test_interleaved_output_labels_must_name_an_input_axis(
+    eng: tfr.CpuEngine, output: list
+) -> None:
+    t = tfr.from_numpy(np.ones((2, 2), order="F"))
+    with pytest.raises(tfr.ValidationError, match="name no operand's axis") as err:
+        eng.einsum(t, [0, 1], output)
+    assert err.value.kind == "SUBSCRIPTS"
+
+
+def test_an_unhashable_interleaved_label_is_a_typed_error(eng: tfr.CpuEngine) -> None:
+    t = tfr.from_numpy(np.ones((2, 2), order="F"))
+    with pytest.raises(tfr.ValidationError) as err:
+        eng.einsum(t, [[0], 1], [0])
+    assert err.value.kind == "SUBSCRIPTS"

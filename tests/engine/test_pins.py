@@ -159,7 +159,11 @@ READS: dict[str, Callable[[tfr.CpuEngine, Tensor], Any]] = {
     "convert": lambda e, a: e.convert(a, tfr.DType.C64),
     "matmul": lambda e, a: e.matmul(a.as_view().transpose_view((1, 0)), a),  # a view
     "dot_general": lambda e, a: e.dot_general(a, a, contracting=((1,), (1,))),
-    "einsum": lambda e, a: e.einsum("ij,kj->ik", a, a),
+    # out=: the path through `_run` (a new output is taken from the pool only before
+    # the plan's last step, past the gate; the binary fast path has its own test).
+    "einsum": lambda e, a: e.einsum(
+        "ij,kj->ik", a, a, out=tfr.from_numpy(np.zeros((2, 2), order="F"))
+    ),
     # A view operand: the general path (plain small operands take the hot path).
     "evaluate": lambda e, a: e.evaluate("exp(a) * b", a=a, b=a.as_view()),
 }
@@ -363,3 +367,25 @@ def test_out_overlapping_an_input_view_is_refused_as_such(eng: tfr.CpuEngine) ->
     assert err.value.kind == "OUT_ALIASES_INPUT"
     assert "out= overlaps an input; pass a separate out tensor" in str(err.value)
     assert sq.to_numpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_the_binary_einsum_fast_path_pins_both_operands(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tenferro.engine.einsum import fast
+
+    gate = Gate()
+    a, b = t_([[1.0, 2.0], [3.0, 4.0]]), t_([[1.0, 0.0], [0.0, 1.0]])
+    eng.einsum("ij,jk->ik", a, b)  # plans and records
+    dot = fast._dot
+
+    def waiting(*args: Any) -> Any:
+        gate.hold()
+        return dot(*args)
+
+    monkeypatch.setattr(fast, "_dot", waiting)
+    with in_flight(gate, lambda: eng.einsum("ij,jk->ik", a, b)) as result:
+        refused_in_use(a.map_write)
+        refused_in_use(b.map_write)
+    assert result[0].to_numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert not host.reading

@@ -32,6 +32,9 @@ from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch
 from .einsum import ContractExpression, build_plan, plan_for
 from .einsum.executor import execute
+from .einsum.fast import _records as _fast_records
+from .einsum.fast import remember as _fast_remember
+from .einsum.fast import run_binary as _run_binary
 from .einsum.parser import split_call
 from .einsum.paths import optimize_key
 from .einsum.planner import Plan
@@ -287,6 +290,24 @@ class ContractionOps(EngineBase):
         array([[3., 3.],
                [3., 3.]])
         """
+        fast = None
+        if (
+            out is None
+            and len(operands) == 2
+            and subscripts.__class__ is str
+            and optimize.__class__ is str
+        ):
+            a, b = operands
+            if a.__class__ is Tensor and b.__class__ is Tensor:
+                # A binary einsum on plain tensors: its fast record (einsum/fast.py).
+                fast = (subscripts, optimize, a._shape, b._shape)
+                rec = _fast_records.get(fast)
+                if rec:
+                    t = _run_binary(self, rec, a, b, _BLAS_T)
+                    if t is not None:
+                        return t
+                elif rec is False:
+                    fast = None
         op = "CpuEngine.einsum"
         subs, ops = split_call(op, (subscripts, *operands))
         key = optimize_key(op, optimize)
@@ -296,6 +317,8 @@ class ContractionOps(EngineBase):
             arrays, dtype = _read_all(op, ops, reads)
             shapes = tuple(arr.shape for arr in arrays)
             plan = plan_for(op, subs, shapes, key)
+            if fast is not None:
+                _fast_remember(fast, plan)
             return self._einsum_execute(op, plan, arrays, dtype, out, reads)
 
     def contract_expression(
@@ -353,11 +376,30 @@ class ContractionOps(EngineBase):
         self, op: str, plan: Plan, arrays: list[Array], dtype: DType, out: Any, reads: Reads
     ) -> Tensor:
         pool = self._pool
+        if out is None:
+            # The output is taken from the pool right before the last step (see
+            # `execute`), not before the first one as `_run` would.
+            made: list[Array] = []
+
+            def output() -> Array:
+                owner, flat, nd = self._fresh(plan.out_shape, dtype)
+                made[:] = (owner, flat)
+                return nd
+
+            try:
+                # The plan's last step writes every element of the output.
+                execute(pool, plan, arrays, dtype.numpy, output)
+            except BaseException:
+                # INVARIANT (as in `_run`): a failed kernel's output is dropped, never
+                # pooled; the traceback keeps writable arrays over it.
+                made.clear()
+                raise
+            return self._wrap(plan.out_shape, dtype, made[0], made[1])
 
         def kernel(nd: Array) -> None:
             # The plan's last step writes every element of the output (np.einsum with
             # out=, a product kernel, or a full transposition copy).
-            execute(pool, plan, arrays, nd)
+            execute(pool, plan, arrays, nd.dtype, lambda: nd)
 
         return self._run(op, plan.out_shape, dtype, kernel, out, reads)
 

@@ -29,6 +29,7 @@ __all__ = [
     "MATMUL",
     "MULTIPLY",
     "OUTER",
+    "SPLIT_K",
     "DotPlan",
     "Scratch",
     "grouped_view",
@@ -48,6 +49,9 @@ _einsum = np.einsum
 MATMUL = 0
 OUTER = 1  # K == 1, short rows: np.einsum's product loop, one outer product per batch entry
 MULTIPLY = 2  # K == 1, M == 1 or long rows: one broadcast np.multiply over the batch
+# A product summed over a leading batch (the planner's split contraction): np.matmul
+# over (C, B, ...) into scratch, then one sum over C.
+SPLIT_K = 3
 
 # Measured (numpy 2, one thread): np.matmul beats np.einsum's sum-of-products
 # loop on every batched product with K > 1, down to 2x2x2 matrices over a long
@@ -107,7 +111,7 @@ class Scratch:
         g = grouped_view(t, dims)
         if g is not None and (not blas or blasable(g)):
             return g
-        size = dims[0] * dims[1] * dims[2]
+        size = shape_size(dims)
         owner = self.pool.acquire(arr.dtype, size)
         self.owners.append(owner)
         flat = owner[:size]

@@ -13,20 +13,27 @@ from typing import Any
 
 import numpy as np
 
-from ..gemm import MATMUL, Scratch, run_kernel
-from .planner import GEMM, REDUCE, Plan
+from ..gemm import MATMUL, SPLIT_K, Scratch, run_kernel
+from .planner import FINAL, GEMM, REDUCE, Plan
 
 __all__ = ["execute"]
 
 Array = np.ndarray[Any, Any]
 
 _einsum = np.einsum
+_matmul = np.matmul
+_sum = np.sum
 _copyto = np.copyto
 
 
-def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
-    """Contract ``inputs`` per ``plan`` into ``out_nd`` (F-ordered, compact), writing
-    every element of it (each step's kernel writes all of its destination)."""
+def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any) -> None:
+    """Contract ``inputs`` per ``plan`` into the output, writing every element of it
+    (each step's kernel writes all of its destination).
+
+    ``output()`` gives the output (F-ordered, compact, ``dtype``); it is called once,
+    right before the last step, so a new output does not sit next to the earlier
+    steps' intermediates (the path's live set has it only from its last step on).
+    """
     vals: list[Any] = [None] * plan.n_values
     owners: list[Any] = [None] * plan.n_values
     n_in = plan.n_inputs
@@ -34,18 +41,26 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
         drop = plan.squeeze[i]
         # Size-1 axes that broadcast are dropped, as numpy's einsum does.
         vals[i] = arr.squeeze(drop) if drop else arr
-    dtype = out_nd.dtype
-    out_flat = out_nd.reshape(-1, order="F")
     scratch = Scratch(pool)
+    last = plan.steps[-1] if plan.steps else None
+    out_nd: Any = None
+    out_flat: Any = None
     try:
         for step in plan.steps:
             kind = step[0]
+            if step is last:
+                out_nd = output()
+                out_flat = out_nd.reshape(-1, order="F")
             if kind == GEMM:
                 _, sa, sb, op_a, op_b, kernel, dims, dst = step
+                if kernel == SPLIT_K:
+                    dims = dims[1:]  # the split axis is summed away: (bt, n, m)
                 if dst < 0:
                     target = out_flat
                 else:
-                    size = dims[0] * dims[1] * dims[2]
+                    size = 1
+                    for d in dims:  # (bt, n, m), or (tail, bt, n, m)
+                        size *= d
                     owner = pool.acquire(dtype, size)
                     owners[dst] = owner
                     target = vals[dst] = owner[:size]
@@ -72,6 +87,12 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], out_nd: Array) -> None:
                 _einsum(expr, x, out=target)
                 del x, target
                 _release(pool, vals, owners, src, n_in)
+            elif kind == FINAL:
+                _, sa, sb, op_a, op_b, kernel, dims = step[:7]
+                _final(scratch, vals[sa], vals[sb], op_a, op_b, kernel, dims, out_nd, step[7:])
+                scratch.release()
+                _release(pool, vals, owners, sa, n_in)
+                _release(pool, vals, owners, sb, n_in)
             else:
                 _, src, src_shape, perm = step
                 # A full transposition copy writes every element of out_nd.
@@ -100,6 +121,17 @@ def _product(
         _slabs(scratch, a, op_a, True, _operand(scratch, b, op_b, blas), kernel, out3)
     elif op_b[5] is not None:
         _slabs(scratch, b, op_b, False, _operand(scratch, a, op_a, blas), kernel, out3)
+    elif kernel == SPLIT_K:
+        # One product per entry of the leading (split contracted) axis into scratch,
+        # then their sum, which writes every element of out3.
+        left = _operand(scratch, a, op_a, True)
+        right = _operand(scratch, b, op_b, True)
+        size = out3.size * op_a[1][3]
+        owner = scratch.pool.acquire(out3.dtype, size)
+        scratch.owners.append(owner)
+        parts = owner[:size].reshape((op_a[1][3], *out3.shape))
+        _matmul(right, left, out=parts)
+        _sum(parts, axis=0, out=out3)
     else:
         run_kernel(kernel, _operand(scratch, a, op_a, blas), _operand(scratch, b, op_b, blas), out3)
 
@@ -115,7 +147,7 @@ def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Arr
         if shape is not None:
             x = x.reshape(shape, order="F")
         g = scratch.grouped(x, perm, dims, blas)
-    return g.swapaxes(1, 2) if swap else g
+    return g.swapaxes(-2, -1) if swap else g
 
 
 def _slabs(
@@ -168,6 +200,72 @@ def _slabs(
             else:
                 run_kernel(kernel, other, g, out3[:, rng, :])
             del sub, g, flat
+
+
+def _final(
+    scratch: Scratch,
+    a: Array,
+    b: Array,
+    op_a: tuple[Any, ...],
+    op_b: tuple[Any, ...],
+    kernel: int,
+    dims: tuple[int, int, int],
+    out_nd: Array,
+    spec: tuple[Any, ...],
+) -> None:
+    """The last product written into the output order a slab at a time (the planner's
+    `_final_slabs`): each slab of index ``z`` is multiplied into a scratch buffer and
+    transposed from there into its range of ``out_nd``; the slabs cover every
+    element of ``out_nd`` once."""
+    res_shape, perm, (group, z_res, z_out, dz, ranges, inner) = spec
+    blas = kernel == MATMUL
+    pool = scratch.pool
+    sides: list[Any] = []
+    for x, (operm, odims, swap, shape, zpos, zdim) in ((a, op_a), (b, op_b)):
+        if shape is not None:
+            x = x.reshape(shape, order="F")
+        if zpos < 0:
+            # Not sliced: grouped once (a view, or one transposed copy).
+            g = scratch.grouped(x, operm, odims, blas)
+            sides.append(g.swapaxes(1, 2) if swap else g)
+        else:
+            sides.append((x if operm is None else x.transpose(operm), odims, swap, zpos, zdim))
+    bt, n, m = dims
+    step = -(-dz // ranges)
+    slab_scratch = Scratch(pool)
+    try:
+        for lo in range(0, dz, step):
+            hi = min(dz, lo + step)
+            width = inner * (hi - lo)
+            pair = []
+            for side in sides:
+                if side.__class__ is tuple:
+                    xw, odims, swap, zpos, zdim = side
+                    sub = xw[(slice(None),) * zpos + (slice(lo, hi),)]
+                    sdims = list(odims)
+                    sdims[zdim] = width
+                    g = slab_scratch.grouped(sub, None, tuple(sdims), blas)
+                    pair.append(g.swapaxes(1, 2) if swap else g)
+                    del sub, g
+                else:
+                    pair.append(side)
+            o3 = (width, n, m) if group == 0 else (bt, width, m) if group == 1 else (bt, n, width)
+            size = o3[0] * o3[1] * o3[2]
+            owner = pool.acquire(out_nd.dtype, size)
+            slab_scratch.owners.append(owner)
+            flat = owner[:size]
+            # The kernel writes every element of the slab, the copy every element of
+            # the output's range [lo, hi) of z.
+            run_kernel(kernel, pair[0], pair[1], flat.reshape(o3))
+            shape = list(res_shape)
+            shape[z_res] = hi - lo
+            dst = out_nd[(slice(None),) * z_out + (slice(lo, hi),)]
+            _copyto(dst, flat.reshape(shape, order="F").transpose(perm))
+            del pair, flat, dst, owner
+            slab_scratch.release()
+    except BaseException:
+        slab_scratch.owners = []  # dropped, never pooled (see execute)
+        raise
 
 
 def _release(pool: Any, vals: list[Any], owners: list[Any], vid: int, n_in: int) -> None:

@@ -74,6 +74,16 @@ def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
             f"got {type(first).__name__}",
             kind="SUBSCRIPTS",
         )
+    if len(args) < 2 or not isinstance(args[1], (list, tuple)):
+        # A tensor (or array) where the subscripts go, not followed by its labels:
+        # neither call form.
+        raise ValidationError(
+            op,
+            f"got a {type(first).__name__} where the subscripts go; pass the subscripts "
+            "first (einsum('ij,jk->ik', a, b)) or a list of labels after each operand "
+            "(einsum(a, [0, 1], b, [1, 2], [0, 2]))",
+            kind="SUBSCRIPTS",
+        )
     sublists = [args[i] for i in range(1, len(args), 2)]
     if len(args) % 2:
         sublists.append(args[-1])  # the output labels
@@ -82,9 +92,21 @@ def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
             raise _subscripts_error(
                 op, sub, "the interleaved form takes a list of labels after each operand"
             )
+    if len(args) % 2:
+        try:
+            known = {label for sub in sublists[:-1] for label in sub}
+            unknown = [x for x in sublists[-1] if x is not Ellipsis and x not in known]
+        except TypeError:  # an unhashable label
+            raise _subscripts_error(op, list(sublists), "labels must be hashable") from None
+        if unknown:
+            raise _subscripts_error(
+                op,
+                list(sublists),
+                f"output labels {unknown} name no operand's axis",
+            )
     try:
         subscripts, operands = convert_interleaved_input(args)
-    except TypeError as exc:
+    except (TypeError, ValueError, KeyError) as exc:
         raise _subscripts_error(op, list(sublists), str(exc)) from None
     return subscripts, tuple(operands)
 

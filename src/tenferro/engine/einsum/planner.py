@@ -12,9 +12,15 @@ Layouts are chosen here, once, so that the run does as few transpositions as
 the path allows: every intermediate is written compact in an order picked for
 the step that consumes it (an operand whose axes already group as ``[M, K, B]``
 or ``[K, M, B]`` is read in place, as a strided view BLAS takes), and when the
-two operands of a step disagree only the smaller one is transposed. The last
-step writes the output order directly when that costs fewer copied elements
-than a final transposition.
+two operands of a step disagree only the smaller one is transposed. Two layouts
+avoid a transposition altogether: an operand that groups only without its
+slowest free indices (its "tail") is multiplied batched over them, the other
+operand broadcast (`_Compiler._tail`); two operands that both end in the same
+summed indices are multiplied once per entry of those and the products summed
+(`_Compiler._split_k`, kernel `SPLIT_K`). The last step writes the output order
+directly when that costs fewer copied elements than a final transposition, and
+otherwise writes it a slab at a time through scratch (`FINAL`), never as a
+whole result next to the output.
 
 Planning is counted (`plans_built`), so tests can prove that a compiled
 expression, or a cached einsum, plans once and then only runs.
@@ -31,10 +37,10 @@ from typing import Any
 from opt_einsum.parser import get_symbol
 
 from ...layout import shape_size
-from ..gemm import kernel_for
+from ..gemm import SPLIT_K, kernel_for
 from .parser import Spec
 
-__all__ = ["GEMM", "PERMUTE", "REDUCE", "Plan", "compile_plan", "plans_built"]
+__all__ = ["FINAL", "GEMM", "PERMUTE", "REDUCE", "Plan", "compile_plan", "plans_built"]
 
 Shape = tuple[int, ...]
 Labels = tuple[str, ...]
@@ -42,13 +48,27 @@ Labels = tuple[str, ...]
 #: Step kinds (the first element of every step tuple).
 REDUCE = 0  # (REDUCE, src, dst, expr, dst_shape, src_shape | None)
 GEMM = 1  # (GEMM, left, right, left_op, right_op, kernel, (bt, n, m), dst)
+# With a tail (`_tail`) or a split sum (`_split_k`), dims are (tail | split, bt, n, m)
+# and each operand's grouped dims carry that fourth, slowest, axis.
 # An operand is (perm | None, grouped dims, swap axes, shape | None, in place, slabs | None).
 PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
+# The last product written into the output order a slab at a time (`_Compiler._out_slabs`):
+# (FINAL, left, right, left_op, right_op, kernel, (bt, n, m), res_shape, perm, slabs);
+# an operand is (perm | None, grouped dims, swap axes, shape | None, z axis, z dim).
+FINAL = 3
+
+#: The last step writes its output a slab at a time, in up to _OUT_SLABS slabs (of
+#: at least _SLAB_MIN elements), when its product's order is not the output's.
+_OUT_SLABS = 16
 
 #: A transposed copy is made a slab at a time (`_Compiler._chunking`), in up to
 #: _CHUNKS slabs of at least _SLAB_MIN elements, so it never doubles the memory.
 _SLAB_MIN = 1 << 13
 _CHUNKS = 8
+
+#: A tail-batched product (`_Compiler._tail`) needs this many elements of its operand
+#: per tail entry: below that, a transposed copy and one product beat the batch loop.
+_TAIL_MIN = 256
 
 #: Planning passes at most (see `compile_plan`).
 _PASSES = 4
@@ -229,6 +249,14 @@ class _Compiler:
             None if flex[0] else _fit(self.order[x], fa, con, bat),
             None if flex[1] else _fit(self.order[y], fb, con, bat),
         ]
+        if final is None and not any(flex) and self._tail(x, y, fa, fb, con, fits, dst, res_id):
+            return
+        if (
+            not any(flex)
+            and None in fits
+            and self._split_k(x, y, fa, fb, con, bat, dst, res_id, final)
+        ):
+            return
         c_ord, b_ord, copy = self._agree(x, y, fits, flex, sizes, con, bat)
         orders: list[Labels] = []
         oriented: list[bool] = []
@@ -309,6 +337,7 @@ class _Compiler:
         k = self.size(c_ord)
         bt = self.size(b_ord)
         ops: list[tuple[Any, ...]] = []
+        logical: list[Labels] = []  # each operand's order as the product reads it
         slab_options: list[tuple[int, int, Labels, int]] = []  # (size, op, labels, start)
         for i, is_left in ((left, True), (right, False)):
             v = srcs[i]
@@ -337,12 +366,19 @@ class _Compiler:
             # The left operand is read as (bt, k, m), the right one as (bt, n, k).
             swap_axes = free_first != is_left
             direct = v >= self.n and perm is None
+            logical.append(want if perm is not None else self.order[v])
             ops.append((perm, dims, swap_axes, self.src_shape(v), direct, None))
         if slab_options:
             # One slab loop a step, over its larger transposed operand.
             size, j, labels, start = max(slab_options)
             ops[j] = (*ops[j][:5], self._chunking(labels, start, size, bt >= _CHUNKS))
         kernel = kernel_for(m, k, n, bt)
+        if final is not None and res != final:
+            lf = res[: len(res) - len(b_ord)]
+            split = sum(1 for ch in lf if ch in (fb if swap else fa))
+            groups = (lf[:split], lf[split:], b_ord)
+            if self._final_slabs(final, res, groups, logical, ops, srcs, (left, right), kernel):
+                return
         self.alloc(res_id, m * n * bt)
         self.steps.append((GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), dst))
         for v in srcs:
@@ -355,6 +391,233 @@ class _Compiler:
             self.steps.append((PERMUTE, res_id, self.src_shape(res_id), perm))
             self.transposed += self.size(final)
             self.free(res_id)
+
+    def _tail(
+        self,
+        x: int,
+        y: int,
+        fa: frozenset[str],
+        fb: frozenset[str],
+        con: frozenset[str],
+        fits: list[Any],
+        dst: int,
+        res_id: int,
+    ) -> bool:
+        """A product whose one operand does not group (its contracted indices sit
+        between its free ones) but would without its slowest free indices (the
+        "tail", e.g. ``a`` in ``s a c`` with ``c`` the tail) runs as a product
+        batched over the tail, the other operand broadcast to every tail entry
+        (np.matmul's batch broadcasting): no transposed copy of either operand.
+        The result is ``[M, N, B, tail]``. Only when the other operand groups in
+        place in the same contracted and batch orders, the product sums something
+        and each tail entry's product is not tiny (`_TAIL_MIN` elements). Appends
+        the GEMM step and returns True, or returns False (nothing changed)."""
+        for i in (0, 1):
+            j = 1 - i
+            if fits[i] is not None or fits[j] is None:
+                continue
+            v, w = (x, y)[i], (x, y)[j]
+            free_v, free_w = (fa, fb)[i], (fa, fb)[j]
+            w_first, c_ord, b_ord = fits[j]
+            order = self.order[v]
+            for cut in range(len(order) - 1, 0, -1):
+                tail = order[cut:]
+                if tail[0] not in free_v:
+                    break  # a tail holds free indices only
+                rest = free_v - frozenset(tail)
+                fv = _fit(order[:cut], rest, con, frozenset(b_ord))
+                if fv is None or fv[1:] != (c_ord, b_ord):
+                    continue
+                n_tail = self.size(tail)
+                k = self.size(c_ord)
+                if k < 2 or n_tail == 0 or self.size(order) // n_tail < _TAIL_MIN:
+                    return False
+                free_rest = tuple(ch for ch in order[:cut] if ch in rest)
+                free_other = tuple(ch for ch in self.order[w] if ch in free_w)
+                o1 = free_rest + free_other + b_ord + tail  # v on the left
+                o2 = free_other + free_rest + b_ord + tail
+                v_left = not self._prefer_swap(res_id, o1, o2)
+                size_v = self.size(free_rest)
+                size_w = self.size(free_other)
+                bt = self.size(b_ord)
+                ops = []
+                for u, first, free_n, is_left, extra in (
+                    (v, fv[0], size_v, v_left, (n_tail,)),
+                    (w, w_first, size_w, not v_left, ()),
+                ):
+                    dims = ((free_n, k, bt) if first else (k, free_n, bt)) + extra
+                    ops.append((None, dims, first != is_left, self.src_shape(u), u >= self.n, None))
+                left, right = (0, 1) if v_left else (1, 0)
+                m = size_v if v_left else size_w
+                n = size_w if v_left else size_v
+                self.alloc(res_id, m * n * bt * n_tail)
+                ids = (v, w)
+                step = (GEMM, ids[left], ids[right], ops[left], ops[right], kernel_for(m, k, n, bt))
+                self.steps.append((*step, (n_tail, bt, n, m), dst))
+                self.free(v)
+                self.free(w)
+                self.order[res_id] = o1 if v_left else o2
+                return True
+        return False
+
+    def _split_k(
+        self,
+        x: int,
+        y: int,
+        fa: frozenset[str],
+        fb: frozenset[str],
+        con: frozenset[str],
+        bat: frozenset[str],
+        dst: int,
+        res_id: int,
+        final: Labels | None,
+    ) -> bool:
+        """A product whose operands both end in the same contracted indices (``ct``) and
+        group without them, e.g. ``s b d`` and ``s m d`` summed over ``s`` and ``d``: one
+        product per entry of ``ct`` (np.matmul over them as a batch) into scratch,
+        then summed over ``ct``, instead of transposing an operand that does not
+        group (``s b d`` has ``b`` between its summed indices). Taken when that
+        scratch (``ct`` times the result) is smaller than the copy it saves.
+
+        When only an intermediate stands in the way (its order does not end in
+        ``ct``), asks for it in such an order (``wanted``, a hint for the next
+        planning pass), as a transposition would. Appends the GEMM step (kernel
+        `SPLIT_K`) and returns True, or returns False (nothing changed)."""
+        for v, w in ((x, y), (y, x)):
+            # The other operand's contracted tail decides; v follows it (or is asked to).
+            ov, ow = self.order[v], self.order[w]
+            free_v, free_w = (fa, fb) if v == x else (fb, fa)
+            for cut in range(len(ow) - 1, 0, -1):
+                ct = ow[cut:]
+                if ct[0] not in con:
+                    break
+                rest = con - frozenset(ct)
+                fw = _fit(ow[:cut], free_w, rest, bat)
+                if fw is None:
+                    continue
+                _, c_ord, b_ord = fw
+                head = len(ov) - len(ct)
+                if ov[head:] != ct:
+                    if v >= self.n:
+                        free_ord = tuple(ch for ch in ov if ch in free_v)
+                        self.wanted.setdefault(v, c_ord + free_ord + b_ord + ct)
+                    break
+                fv = _fit(ov[:head], free_v, rest, bat)
+                if fv is None or fv[1:] != (c_ord, b_ord):
+                    break
+                n_ct = self.size(ct)
+                size_v, size_w = self.size(tuple(free_v)), self.size(tuple(free_w))
+                bt = self.size(b_ord)
+                # The transposed copies this saves: of each operand that does not group.
+                saved = 0
+                for o, f in ((ov, free_v), (ow, free_w)):
+                    if _fit(o, f, con, bat) is None:
+                        saved += self.size(o)
+                # A large copy would be made in slabs (`_chunking`): the scratch
+                # this takes must be smaller than one of those.
+                if saved >= 2 * _SLAB_MIN:
+                    saved //= _CHUNKS
+                if n_ct == 0 or n_ct * size_v * size_w * bt > saved:
+                    return False
+                o1 = tuple(ch for ch in ov if ch in free_v)
+                o1 += tuple(ch for ch in ow if ch in free_w) + b_ord
+                if final is not None and o1 != final:
+                    return False
+                k = self.size(c_ord)
+                ops = []
+                for u, first, free_n, is_left in (
+                    (v, fv[0], size_v, True),
+                    (w, fw[0], size_w, False),
+                ):
+                    dims = ((free_n, k, bt) if first else (k, free_n, bt)) + (n_ct,)
+                    ops.append((None, dims, first != is_left, self.src_shape(u), u >= self.n, None))
+                self.alloc(res_id, size_v * size_w * bt)
+                self.steps.append(
+                    (GEMM, v, w, ops[0], ops[1], SPLIT_K, (n_ct, bt, size_w, size_v), dst)
+                )
+                self.free(v)
+                self.free(w)
+                self.order[res_id] = o1
+                return True
+        return False
+
+    def _final_slabs(
+        self,
+        final: Labels,
+        res: Labels,
+        groups: tuple[Labels, Labels, Labels],
+        logical: list[Labels],
+        ops: list[tuple[Any, ...]],
+        srcs: list[int],
+        sides: tuple[int, int],
+        kernel: int,
+    ) -> bool:
+        """The last product, when its order ``res`` (``groups``: M, N, batch) is not the
+        output's: written a slab at a time (a range of one index ``z``) into scratch
+        and transposed from there into that range of the output, so the product's
+        result never exists whole next to the output (as a product, then a
+        `PERMUTE`, would have it). ``z`` is the slowest index of the batch, of N or
+        of M (it slices both operands, the right one or the left one), whichever
+        copies the fewest elements. Appends a FINAL step and returns True, or
+        returns False when the output is too small for slabs."""
+        out_size = self.size(final)
+        ranges_max = min(_OUT_SLABS, out_size // _SLAB_MIN)
+        if ranges_max < 2:
+            return False
+        m_ord, n_ord, b_ord = groups
+        # (cost, group, z, ...): group 0 the batch (both operands), 1 N (right), 2 M (left).
+        candidates = []
+        for group, labels in ((0, b_ord), (1, n_ord), (2, m_ord)):
+            if not labels:
+                continue
+            z = labels[-1]
+            dz = self.sizes[z]
+            ranges = min(dz, ranges_max)
+            if ranges < 2:
+                continue
+            cost = out_size // ranges
+            for j, op in enumerate(ops):
+                if op[0] is not None:  # a transposed copy: of the slab, or whole
+                    whole = self.size(logical[j])
+                    cost += whole // ranges if z in logical[j] else whole
+            candidates.append((cost, group, z, dz, ranges, self.size(labels)))
+        if not candidates:
+            return False
+        cost, group, z, dz, ranges, group_size = min(candidates)
+        # The alternative, the whole product then a PERMUTE, holds the result and the
+        # operands' transposed copies (a slab of each, for those made in slabs).
+        whole = out_size
+        for j, op in enumerate(ops):
+            if op[0] is not None:
+                size = self.size(logical[j])
+                whole += size // _CHUNKS if op[5] is not None else size
+        if cost >= whole:
+            return False
+        new_ops = []
+        for j, (perm, dims, swap, shape, _, _) in enumerate(ops):
+            zpos = logical[j].index(z) if z in logical[j] else -1
+            if zpos < 0:
+                zdim = -1
+            elif group == 0:
+                zdim = 2
+            else:
+                # Where the free group sits in (free, k, bt) or (k, free, bt): see the
+                # operand loop of `_pair` (free_first = swap != is_left).
+                free_first = swap != (j == 0)
+                zdim = 0 if free_first else 1
+            new_ops.append((perm, dims, swap, shape, zpos, zdim))
+        res_shape = tuple(self.sizes[ch] for ch in res)
+        perm_out = tuple(res.index(ch) for ch in final)
+        slabs = (group, res.index(z), final.index(z), dz, ranges, group_size // dz)
+        bt, n, m = self.size(b_ord), self.size(n_ord), self.size(m_ord)
+        self.alloc(-1, out_size)
+        left, right = sides
+        step = (FINAL, srcs[left], srcs[right], *new_ops, kernel, (bt, n, m))
+        self.steps.append((*step, res_shape, perm_out, slabs))
+        for v in srcs:
+            self.free(v)
+        self.transposed += out_size
+        return True
 
     def _chunking(self, free: Labels, start: int, size: int, batch: bool) -> Any:
         """Transpose a large operand a slab at a time, so its scratch copy is a fraction
