@@ -42,6 +42,7 @@ __all__ = [
     "emit",
     "emit_kernel",
     "is_array",
+    "permuted_view",
     "plain_pair",
     "read_all",
     "ufunc_into",
@@ -90,6 +91,23 @@ def derive_view(x: Any, shape: Shape, strides: Shape, offset: int) -> Any:
     """
     v = x.as_view() if isinstance(x, Tensor) else x
     return v._derive(shape, strides, offset)
+
+
+def permuted_view(x: Any, permute: Callable[[Shape], Shape]) -> Any:
+    """The view of ``x`` with its axes reordered by ``permute`` (`layout.permuter` of a
+    checked permutation).
+
+    Borrows: a `Tensor` through `as_view` (refused while exclusively borrowed),
+    a view as it is; only the descriptor changes.
+    """
+    if isinstance(x, Tensor):
+        v = x.as_view()
+        # INVARIANT: `v` was made by this call and nobody else holds it, so its
+        # descriptor can be permuted in place (one view object instead of two).
+        v._shape = permute(v._shape)
+        v._strides = permute(v._strides)
+        return v
+    return x._derive(permute(x._shape), permute(x._strides), x._offset)
 
 
 def descriptor(x: Any) -> tuple[Shape, Shape, int]:

@@ -12,6 +12,7 @@ copy is a named, counted copy (refused under `forbid_copies`, and with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,10 @@ import numpy as np
 
 from ..copies import record_copy
 from ..errors import ValidationError
-from ._adapter import compute, emit, view_base, view_like
+from ..layout import ArgMemo, permuter
+from ..tensor import Tensor
+from ..view import TensorView
+from ._adapter import compute, emit, permuted_view, view_base, view_like
 from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
 
 Shape = tuple[int, ...]
@@ -44,34 +48,64 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
 def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
     """The axes of ``x`` in the order ``axes``. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.permute_dims"
-    check_array(x, op)
-    if len(axes) != x.ndim or sorted(normalize_axis(a, x.ndim, op) for a in axes) != list(
-        range(x.ndim)
-    ):
-        raise ValidationError(
-            op, f"axes {axes} is not a permutation of range({x.ndim})", kind="INVALID_AXIS"
-        )
-    return _view(x, op, lambda a: a.transpose(axes))
+    if x.__class__ is Tensor or x.__class__ is TensorView:
+        ndim = len(x._shape)  # a moved tensor is refused by its as_view
+    else:
+        check_array(x, op)
+        ndim = x.ndim
+    permute = _PERMS.get(axes, ndim)
+    if permute is None:
+        if len(axes) != ndim or sorted(normalize_axis(a, ndim, op) for a in axes) != list(
+            range(ndim)
+        ):
+            raise ValidationError(
+                op, f"axes {axes} is not a permutation of range({ndim})", kind="INVALID_AXIS"
+            )
+        permute = permuter(tuple(normalize_axis(a, ndim, op) for a in axes))
+        _PERMS.put(axes, ndim, permute)
+    # The descriptor permuted directly: what numpy's transpose of a borrowed array
+    # would give, without building the array.
+    return permuted_view(x, permute)
+
+
+#: Checked permutations of `permute_dims` (as `layout.permuter`s), per axes tuple.
+_PERMS = ArgMemo()
 
 
 def transpose(x: Any, /, axes: Any = None) -> Any:
     """numpy's ``transpose``: reversed axes, or ``axes``. Ownership: **borrows** (a view)."""
     op = "tenferro.transpose"
-    check_array(x, op)
     if axes is None:
-        return _view(x, op, lambda a: a.transpose())
-    return permute_dims(x, tuple(axes))
+        if x.__class__ is Tensor or x.__class__ is TensorView:
+            return permuted_view(x, _reversed(len(x._shape)))  # as_view refuses a moved one
+        check_array(x, op)
+        return permuted_view(x, _reversed(x.ndim))
+    check_array(x, op)
+    return permute_dims(x, axes if axes.__class__ is tuple else tuple(axes))
+
+
+@functools.cache
+def _reversed(ndim: int) -> Any:
+    """The permuter that reverses ``ndim`` axes (``x.T``)."""
+    return permuter(tuple(range(ndim - 1, -1, -1)))
+
+
+@functools.cache
+def _swapped_last(ndim: int) -> Any:
+    """The permuter that swaps the last two of ``ndim`` axes (``x.mT``)."""
+    return permuter((*range(ndim - 2), ndim - 1, ndim - 2))
 
 
 def matrix_transpose(x: Any, /) -> Any:
     """The last two axes swapped. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.matrix_transpose"
     check_array(x, op)
-    if x.ndim < 2:
+    ndim = x.ndim
+    if ndim < 2:
         raise ValidationError(
-            op, f"needs at least 2 dimensions, got {x.ndim}", kind="INVALID_ARGUMENT"
+            op, f"needs at least 2 dimensions, got {ndim}", kind="INVALID_ARGUMENT"
         )
-    return _view(x, op, lambda a: np.swapaxes(a, -1, -2))
+    return permuted_view(x, _swapped_last(ndim))
 
 
 def array_T(x: Any) -> Any:
