@@ -25,6 +25,7 @@ __all__ = [
     "normalize_axis_tuple",
     "normalize_perm",
     "normalize_shape",
+    "quick_axes",
     "shape_size",
     "strict_index",
 ]
@@ -312,3 +313,34 @@ class ArgMemo:
             entries.clear()
         # INVARIANT: the entry holds `key`, so no other object can take its id.
         entries[id(key)] = (key, rank, value)
+
+
+def quick_axes(axes: Any, ndim: int) -> Shape | None:
+    """Reduction axes (an int or a tuple of ints) normalised, sorted, distinct and
+    non-empty, or None for anything else (the caller's full check then explains).
+
+    The hot paths' check: one compare for an int; a tuple is checked once and
+    remembered (`ArgMemo`).
+    """
+    if axes.__class__ is int:
+        if -ndim <= axes < ndim:
+            return (axes % ndim,)
+        return None
+    if axes.__class__ is not tuple:
+        return None
+    hit: Shape | None = _quick.get(axes, ndim)
+    if hit is not None:
+        return hit
+    out = []
+    for a in axes:
+        if a.__class__ is not int or not -ndim <= a < ndim:
+            return None
+        out.append(a % ndim)
+    if not out or len(set(out)) != len(out):
+        return None
+    result = tuple(sorted(out))
+    _quick.put(axes, ndim, result)
+    return result
+
+
+_quick = ArgMemo()

@@ -41,6 +41,7 @@ __all__ = [
     "descriptor",
     "emit",
     "emit_kernel",
+    "engine",
     "is_array",
     "permuted_view",
     "plain_pair",
@@ -153,10 +154,13 @@ def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
     return [reads.operand(x, op)[0] if isinstance(x, ARRAY_TYPES) else x for x in xs]
 
 
-def _engine() -> CpuEngine:
-    # `default_engine()` inlined: the thread's current engine (`with eng:`), if any.
+def engine() -> CpuEngine:
+    """The calling thread's default engine (`default_engine`, inlined: ``with eng:``'s, if any)."""
     eng = _cpu._state.current
     return eng if eng is not None else default_engine()
+
+
+_engine = engine
 
 
 def binary_function(

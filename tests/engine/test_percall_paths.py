@@ -1,0 +1,218 @@
+"""The per-call hot paths added for issue 12 give the general paths' results and refusals.
+
+Reductions over some axes (engine and namespace), descriptor-only transposes of
+the namespace, and the argument memos they use (`layout.ArgMemo`,
+`layout.quick_axes`): a memo must never turn a refused argument into an
+accepted one.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tenferro as tfr
+from tenferro.layout import ArgMemo, col_major_strides, quick_axes
+from tenferro.storage import host
+
+
+def col(arr: np.ndarray) -> tfr.Tensor:
+    return tfr.from_numpy(np.array(arr, order="F"))
+
+
+def _all_axes(rank: int) -> list[object]:
+    singles: list[object] = list(range(-rank, rank))
+    groups = [c for r in range(1, rank + 1) for c in itertools.combinations(range(rank), r)]
+    return singles + groups
+
+
+# -- reductions over axes ------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=4), data=st.data())
+def test_an_axes_sum_matches_numpy(shape: list[int], data: st.DataObject) -> None:
+    eng = tfr.CpuEngine(buffer_limit_bytes=2**20)
+    x = np.arange(float(np.prod(shape))).reshape(shape) + 0.5
+    axes = data.draw(st.sampled_from(_all_axes(len(shape))))
+    np.testing.assert_allclose(eng.reduce_sum(col(x), axes).to_numpy(), np.sum(x, axis=axes))
+    np.testing.assert_allclose(eng.reduce_prod(col(x), axes).to_numpy(), np.prod(x, axis=axes))
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 3, 4), (1, 4, 1)])
+def test_a_namespace_sum_over_axes_matches_numpy(shape: tuple[int, ...], keepdims: bool) -> None:
+    x = np.arange(float(np.prod(shape))).reshape(shape) + 0.25
+    t = col(x)
+    for axes in _all_axes(len(shape)):
+        got = tfr.sum(t, axis=axes, keepdims=keepdims)
+        want = np.sum(x, axis=axes, keepdims=keepdims)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want)
+        np.testing.assert_allclose(
+            np.asarray(tfr.prod(t, axis=axes, keepdims=keepdims)),
+            np.prod(x, axis=axes, keepdims=keepdims),
+        )
+
+
+def test_a_namespace_sum_with_keepdims_and_no_axis_keeps_every_axis() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    got = tfr.sum(col(x), keepdims=True)
+    assert got.shape == (1, 1)
+    assert float(got[0, 0]) == 15.0
+
+
+def test_an_axes_sum_of_f32_stays_f32(eng: tfr.CpuEngine) -> None:
+    r = eng.reduce_sum(col(np.ones((2, 3), np.float32)), 1)
+    assert r.dtype is tfr.DType.F32
+
+
+def test_an_axes_sum_of_integers_takes_the_general_path(eng: tfr.CpuEngine) -> None:
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    np.testing.assert_array_equal(eng.reduce_sum(col(x), 0).to_numpy(), x.sum(axis=0))
+    assert tfr.sum(col(x.astype(np.int32)), axis=0).dtype is tfr.DType.I64
+
+
+@pytest.mark.parametrize("axes", [2, -3, (0, 0), (True,), (0.0,)])
+def test_bad_axes_are_refused_as_before(eng: tfr.CpuEngine, axes: object) -> None:
+    t = col(np.ones((2, 3)))
+    with pytest.raises(tfr.TenferroError):
+        eng.reduce_sum(t, axes)
+    assert not host.reading
+
+
+def test_an_axes_sum_refuses_a_tensor_being_written(eng: tfr.CpuEngine) -> None:
+    t = col(np.ones((2, 3)))
+    with t.map_write(), pytest.raises(tfr.BorrowError):
+        eng.reduce_sum(t, 0)
+    assert not host.reading
+
+
+def test_an_axes_sum_gives_its_buffer_back_to_the_pool(eng: tfr.CpuEngine) -> None:
+    t = col(np.ones((2, 3)))
+    eng.reduce_sum(t, 0)
+    eng.reduce_sum(t, 0)
+    assert eng.buffer_pool_cache_stats().hits >= 1
+
+
+def test_a_failed_axes_kernel_never_pools_its_operand(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tenferro.engine import reduction
+
+    class Failing:
+        @staticmethod
+        def reduce(*args: object) -> object:
+            raise RuntimeError("kernel failed")
+
+    monkeypatch.setitem(reduction._UFUNC, "reduce_sum", Failing)
+    t = col(np.ones((2, 3)))
+    with pytest.raises(RuntimeError):
+        eng.reduce_sum(t, 0)
+    assert t._st.recycler is None  # the traceback held its internal array
+    assert not host.reading
+
+
+# -- namespace transposes are descriptor-only views ------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), data=st.data())
+def test_permute_dims_matches_numpy(shape: list[int], data: st.DataObject) -> None:
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    t = col(x)
+    v = tfr.permute_dims(t, perm)
+    np.testing.assert_array_equal(np.asarray(v), x.transpose(perm))
+    np.testing.assert_array_equal(
+        np.asarray(tfr.permute_dims(v, perm)), x.transpose(perm).transpose(perm)
+    )
+
+
+def test_negative_axes_permute_like_numpy() -> None:
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(
+        np.asarray(tfr.permute_dims(col(x), (-1, 0, 1))), x.transpose(2, 0, 1)
+    )
+
+
+def test_t_and_mt_are_views_of_the_same_buffer() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    t = col(x)
+    assert isinstance(t.T, tfr.TensorView)
+    np.testing.assert_array_equal(np.asarray(t.T), x.T)
+    np.testing.assert_array_equal(
+        np.asarray(col(np.arange(24.0).reshape(2, 3, 4)).mT),
+        np.arange(24.0).reshape(2, 3, 4).swapaxes(-1, -2),
+    )
+
+
+@pytest.mark.parametrize("axes", [(0, 0), (True, False), (1.0, 0.0), (0,), (0, 1, 2)])
+def test_a_bad_permutation_is_refused_even_after_a_good_equal_one(axes: tuple[object, ...]) -> None:
+    t = col(np.ones((2, 3)))
+    tfr.permute_dims(t, (1, 0))  # remembered
+    with pytest.raises(tfr.TenferroError):
+        tfr.permute_dims(t, axes)
+
+
+def test_permute_dims_of_a_tensor_being_written_is_refused() -> None:
+    t = col(np.ones((2, 3)))
+    with t.map_write(), pytest.raises(tfr.BorrowError):
+        tfr.permute_dims(t, (1, 0))
+
+
+def test_permute_dims_of_a_moved_tensor_is_refused() -> None:
+    t = col(np.ones((2, 3)))
+    t.into_vec_col_major()
+    with pytest.raises(tfr.MovedTensorError):
+        tfr.permute_dims(t, (1, 0))
+
+
+# -- the memos -------------------------------------------------------------------------------
+def test_an_arg_memo_finds_only_the_very_same_tuple() -> None:
+    memo = ArgMemo()
+    key = (1, 0)
+    memo.put(key, 2, "p")
+    assert memo.get(key, 2) == "p"
+    assert memo.get(key, 3) is None
+    assert memo.get((True, False), 2) is None
+    assert memo.get(tuple([1, 0]), 2) is None
+
+
+def test_an_arg_memo_never_remembers_a_tuple_of_non_ints() -> None:
+    memo = ArgMemo()
+    key = (np.int64(1), 0)
+    memo.put(key, 2, "p")
+    assert memo.get(key, 2) is None
+
+
+def test_an_arg_memo_is_bounded() -> None:
+    memo = ArgMemo(max_entries=4)
+    keys = [tuple([i]) for i in range(10)]
+    for k in keys:
+        memo.put(k, 1, k)
+    assert len(memo._entries) <= 4
+
+
+@pytest.mark.parametrize(
+    ("axes", "rank", "want"),
+    [
+        (0, 2, (0,)),
+        (-1, 2, (1,)),
+        ((1, 0), 2, (0, 1)),
+        (2, 2, None),
+        ((0, 0), 2, None),
+        ((True,), 2, None),
+        ([0], 2, None),
+        ((), 2, None),
+        (1.0, 2, None),
+    ],
+)
+def test_quick_axes_takes_only_plain_valid_axes(axes: object, rank: int, want: object) -> None:
+    assert quick_axes(axes, rank) == want
+
+
+def test_col_major_strides_are_the_same_remembered_or_not() -> None:
+    for shape in [(2, 3), (4,), (), (2, 0, 3)]:
+        assert col_major_strides(shape) == col_major_strides(list(shape))
+        assert col_major_strides(shape) == col_major_strides(shape)
