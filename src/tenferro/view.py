@@ -95,18 +95,22 @@ class _ViewBase(ArrayMethods, NotCopyable):
         return root
 
     def _strided(self, op: str) -> np.ndarray[Any, Any]:
-        root = self._typed_root(op)
+        root = self._root(op)
+        want = self._dtype.numpy
+        if root.dtype is not want and root.dtype != want:
+            root = root.view(want)
         shape = self._shape
-        if shape_size(shape) == 0:
+        if 0 in shape:
             return root[0:0].reshape(shape)
         isz = root.itemsize
-        return np.ndarray(
-            shape,
-            root.dtype,
-            buffer=root,
-            offset=self._offset * isz,
-            strides=tuple(s * isz for s in self._strides),
-        )
+        key = (self._strides, isz)
+        strides = _byte_strides.get(key)
+        if strides is None:
+            strides = tuple([s * isz for s in self._strides])
+            if len(_byte_strides) >= 4096:
+                _byte_strides.clear()
+            _byte_strides[key] = strides
+        return np.ndarray(shape, want, root, self._offset * isz, strides)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy ufuncs read a view through a shared borrow (``np.asarray(view)``);
@@ -329,6 +333,11 @@ class _ViewBase(ArrayMethods, NotCopyable):
     def __repr__(self) -> str:
         """The values in their shape (row-major display), dtype and the view's layout."""
         return _array_methods.array_repr(self)
+
+
+#: Byte strides per (element strides, itemsize): every array a view hands out needs
+#: them, and the loop costs as much as the numpy array itself.
+_byte_strides: dict[tuple[Shape, int], Shape] = {}
 
 
 class TensorView(_ViewBase):

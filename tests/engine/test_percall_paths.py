@@ -216,3 +216,73 @@ def test_col_major_strides_are_the_same_remembered_or_not() -> None:
     for shape in [(2, 3), (4,), (), (2, 0, 3)]:
         assert col_major_strides(shape) == col_major_strides(list(shape))
         assert col_major_strides(shape) == col_major_strides(shape)
+
+
+# -- small strided copies are one gather ---------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_to_contiguous_of_any_small_slice_matches_numpy(
+    shape: list[int], data: st.DataObject
+) -> None:
+    eng = tfr.CpuEngine(buffer_limit_bytes=2**20)
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    key = tuple(
+        slice(
+            data.draw(st.integers(-d, d)),
+            data.draw(st.integers(-d - 1, d)),
+            data.draw(st.sampled_from([1, 2, -1, -2])),
+        )
+        for d in shape
+    )
+    view = col(x).as_view().slice_view(key)
+    np.testing.assert_array_equal(eng.to_contiguous(view).to_numpy(), x[key])
+
+
+def test_to_contiguous_of_a_reinterpreted_view_reads_its_dtype(eng: tfr.CpuEngine) -> None:
+    z = np.array([1 + 2j, 3 + 4j, 5 + 6j])
+    view = col(z).as_view().as_real_view().transpose_view((1, 0))
+    np.testing.assert_array_equal(eng.to_contiguous(view).to_numpy(), np.stack([z.real, z.imag]).T)
+
+
+@pytest.mark.parametrize("side", [2, 4, 22, 23])
+def test_a_small_and_a_large_transpose_agree(eng: tfr.CpuEngine, side: int) -> None:
+    # 22 * 22 = 484 elements take the gather, 23 * 23 = 529 the strided copy.
+    x = np.arange(float(side * side * 2)).reshape(side, side, 2)
+    for perm in itertools.permutations(range(3)):
+        np.testing.assert_array_equal(eng.transpose(col(x), perm).to_numpy(), x.transpose(perm))
+
+
+def test_the_small_transpose_hot_path_pins_its_tensor(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from tenferro.engine import structural
+
+    started, release = threading.Event(), threading.Event()
+    index = structural._transpose_index
+
+    def waiting_index(*args: object) -> object:
+        started.set()
+        assert release.wait(30.0)
+        return index(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(structural, "_transpose_index", waiting_index)
+    x = np.arange(6.0).reshape(2, 3)
+    a = col(x)
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(eng.transpose(a, (1, 0))))
+    thread.start()
+    try:
+        assert started.wait(30.0)
+        with pytest.raises(tfr.BorrowError) as err:
+            a.map_write()
+        assert err.value.kind == "IN_USE"
+    finally:
+        release.set()
+        thread.join(30.0)
+    np.testing.assert_array_equal(result[0].to_numpy(), x.T)  # type: ignore[attr-defined]
+    assert not host.reading

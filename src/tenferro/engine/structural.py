@@ -28,7 +28,15 @@ import numpy as np
 from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
 from ..errors import DTypeError, RuntimeStateError, ValidationError
-from ..layout import normalize_axis, normalize_perm, normalize_shape, shape_size, strict_index
+from ..layout import (
+    ArgMemo,
+    col_major_strides,
+    normalize_axis,
+    normalize_perm,
+    normalize_shape,
+    shape_size,
+    strict_index,
+)
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -52,8 +60,9 @@ _TILE = 64
 #: in cache), and the Python loop over tiles would only add per-tile cost.
 _BLOCK_MIN = 1 << 18
 
-#: Validated permutations, keyed by (perm, rank): ``(p, q)``, see `_perm`.
-_perms: dict[tuple[Any, int], tuple[Shape, Shape]] = {}
+#: Validated permutations ``(p, q)`` (see `_perm`), per perm tuple and rank; found by
+#: identity, so ``(True, False)`` never passes for a remembered ``(1, 0)``.
+_perms = ArgMemo()
 
 
 def copy_strided(dst: Array, src: Array) -> None:
@@ -85,6 +94,39 @@ def copy_strided(dst: Array, src: Array) -> None:
             _copyto(dst[key], src[key])
 
 
+#: Up to this many elements a strided copy is one ``take`` with a remembered index
+#: array (`gather_index`): a single C call, where building the strided numpy
+#: view and assigning it costs about twice as much (measured: the two meet near
+#: 1024 elements, and ``take`` loses clearly by 4096).
+_GATHER_MAX = 512
+#: Gather indices per (shape, strides), at most this many (each <= 4 KiB).
+_GATHER_KEPT = 256
+_gathers: dict[tuple[Shape, Shape], tuple[Array, int]] = {}
+
+
+def gather_index(shape: Shape, strides: Shape) -> tuple[Array, int]:
+    """``(idx, lo)``: element ``k`` (column-major order) of the strided layout
+    ``(shape, strides, offset)`` is ``buffer[offset + lo + idx[k]]``, remembered.
+
+    ``lo`` (<= 0) is the lowest relative position (negative strides), so every
+    index is non-negative and ``buffer[offset + lo:].take(idx)`` reads the layout.
+    """
+    key = (shape, strides)
+    hit = _gathers.get(key)
+    if hit is not None:
+        return hit
+    pos: Array = np.zeros((), np.intp)
+    for d, s in zip(shape, strides, strict=True):
+        pos = np.add.outer(pos, np.arange(d, dtype=np.intp) * s)
+    lo = sum(s * (d - 1) for d, s in zip(shape, strides, strict=True) if s < 0 and d)
+    idx = pos.reshape(-1, order="F") - lo
+    idx.flags.writeable = False
+    if len(_gathers) >= _GATHER_KEPT:
+        _gathers.clear()
+    _gathers[key] = (idx, lo)
+    return idx, lo
+
+
 def _fastest(arr: Array) -> int:
     """The axis of ``arr`` with the smallest stride among axes longer than 1."""
     shape = arr.shape
@@ -103,15 +145,29 @@ def _perm(perm: Any, ndim: int, op: str) -> tuple[Shape, Shape]:
     reversal of ``C.transpose(q)`` where ``C`` is the row-major view of ``x``'s
     memory and ``q[k] = ndim - 1 - p[ndim - 1 - k]``.
     """
-    key = (perm, ndim)
-    hit = _perms.get(key) if perm.__class__ is tuple else None
+    hit: tuple[Shape, Shape] | None = _perms.get(perm, ndim)
     if hit is not None:
         return hit
     p = normalize_perm(perm, ndim, op)
     q = tuple(ndim - 1 - p[ndim - 1 - k] for k in range(ndim))
-    if perm.__class__ is tuple and len(_perms) < 4096:
-        _perms[key] = (p, q)
+    _perms.put(perm, ndim, (p, q))
     return p, q
+
+
+def _transpose_index(shape: Shape, p: Shape, out_shape: Shape) -> Array:
+    """The gather index of ``transpose(x, p)`` for a compact ``x`` of ``shape`` (remembered)."""
+    key = (shape, p)
+    idx = _transposes.get(key)
+    if idx is None:
+        strides = col_major_strides(shape)
+        idx = gather_index(out_shape, tuple([strides[i] for i in p]))[0]
+        if len(_transposes) >= _GATHER_KEPT:
+            _transposes.clear()
+        _transposes[key] = idx
+    return idx
+
+
+_transposes: dict[tuple[Shape, Shape], Array] = {}
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
@@ -211,14 +267,19 @@ class StructuralOps(EngineBase):
                     owner = self._pool.acquire(fa.dtype, n)
                     flat = owner if len(owner) == n else owner[:n]
                     try:
-                        # Row-major views of both (see `_perm`): the source has the
-                        # destination's shape, so every element of flat is written.
-                        dst = flat.reshape(out_shape[::-1])
-                        src = fa.reshape(shape[::-1]).transpose(q)
-                        if n < _BLOCK_MIN:
-                            dst[...] = src  # copy_strided's small case, inlined
+                        if n <= _GATHER_MAX:
+                            # The output's column-major order read from the input's
+                            # layout: take writes every element of flat.
+                            fa.take(_transpose_index(shape, p, out_shape), None, flat)
                         else:
-                            copy_strided(dst, src)
+                            # Row-major views of both (see `_perm`): the source has
+                            # the destination's shape, so every element is written.
+                            dst = flat.reshape(out_shape[::-1])
+                            src = fa.reshape(shape[::-1]).transpose(q)
+                            if n < _BLOCK_MIN:
+                                dst[...] = src  # copy_strided's small case, inlined
+                            else:
+                                copy_strided(dst, src)
                     except BaseException:
                         # Dropped, never pooled: the traceback keeps this frame's
                         # writable `dst` (EngineBase._run).
@@ -469,15 +530,29 @@ class StructuralOps(EngineBase):
             dt = t._dtype
             # The view reversed (the row-major twin of the column-major output, see
             # `_perm`): default-order reshapes are cheaper than order="F".
-            x = t._strided(op).T
-            n = x.size
+            n = shape_size(shape)
             nbytes = n * dt.itemsize
             check_copy(op, nbytes)
+            if n <= _GATHER_MAX:
+                root = t._base
+                want = dt.numpy
+                if root.dtype is not want and root.dtype != want:
+                    root = root.view(want)
+                idx, lo = gather_index(shape, t._strides)
+                start = t._offset + lo
+                x = root[start:] if start else root
+            else:
+                x = t._strided(op).T
             owner = self._pool.acquire(x.dtype, n)
             flat = owner if len(owner) == n else owner[:n]
             try:
-                # x has the output's reversed shape: every element of flat is written.
-                copy_strided(flat.reshape(shape[::-1]), x)
+                if n <= _GATHER_MAX:
+                    # idx names every element of the view in column-major order:
+                    # take writes all n elements of flat.
+                    x.take(idx, None, flat)
+                else:
+                    # x has the output's reversed shape: every element of flat is written.
+                    copy_strided(flat.reshape(shape[::-1]), x)
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # `owner` (EngineBase._run).
