@@ -44,10 +44,9 @@ __all__ = [
     "engine",
     "is_array",
     "permuted_view",
-    "plain_pair",
     "read_all",
     "ufunc_into",
-    "unary_fast",
+    "unary_function",
     "view_base",
     "view_like",
     "write",
@@ -71,17 +70,6 @@ def is_array(x: Any) -> bool:
 
 def is_owner(x: Any) -> bool:
     return isinstance(x, Tensor)
-
-
-def plain_pair(a: Any, b: Any) -> bool:
-    """Two plain host tensors of one dtype (the engine's fast paths take them as they are)."""
-    return (
-        a.__class__ is Tensor
-        and b.__class__ is Tensor
-        and a._dtype is b._dtype
-        and a._st.__class__ is HostBuffer
-        and b._st.__class__ is HostBuffer
-    )
 
 
 def derive_view(x: Any, shape: Shape, strides: Shape, offset: int) -> Any:
@@ -234,6 +222,60 @@ def binary_function(
     return fn
 
 
+def unary_function(
+    ufunc: Any, allowed: tuple[DType, ...], general: Callable[[Any], Any]
+) -> Callable[..., Any]:
+    """A same-dtype unary elementwise function: the engine's hot path inlined, else ``general``.
+
+    The hot path takes one plain host tensor of an ``allowed`` dtype through the
+    steps of the engine's unary fast path (pin, check for a writer, a pooled
+    buffer, one ufunc call); anything else (views, other dtypes, errors) goes to
+    ``general(x)``.
+    """
+
+    def fn(x: Any, /) -> Any:
+        if x.__class__ is Tensor:
+            st = x._st
+            dt = x._dtype
+            if st.__class__ is HostBuffer and dt in allowed:
+                _reading.append(st)
+                try:
+                    if st.exclusive is None:
+                        fa = st.flat
+                        n = len(fa)
+                        eng = _cpu._state.current
+                        if eng is None:
+                            eng = default_engine()
+                        owner = eng._pool.acquire(fa.dtype, n)
+                        flat = owner if len(owner) == n else owner[:n]
+                        try:
+                            # The input holds exactly n elements: the ufunc writes all
+                            # of flat.
+                            ufunc(fa, flat)
+                        except BaseException:
+                            # Dropped, never pooled: a traceback keeps `owner`.
+                            del flat, owner
+                            raise
+                        # INVARIANT: the same fields as tensor._pooled, inlined (the
+                        # namespace's unary hot path); test_engine_interface checks it.
+                        t: Tensor = _new(Tensor)
+                        t._shape = x._shape
+                        t._dtype = dt
+                        t._st = HostBuffer(owner, flat, eng._recycler)
+                        t._moved = None
+                        return t
+                except BaseException:
+                    # A traceback keeps `fa`, the operand's internal array: never pool
+                    # its buffer (the engine's hot paths do the same).
+                    st.recycler = None
+                    raise
+                finally:
+                    _reading.remove(st)
+        return general(x)
+
+    return fn
+
+
 def _fast_one(
     x: Any,
     allowed: tuple[DType, ...],
@@ -273,15 +315,6 @@ def _fast_one(
         raise
     finally:
         _reading.remove(st)
-
-
-def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
-    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
-
-    def kernel(fa: Array, flat: Array) -> None:
-        ufunc(fa, out=flat)  # the input holds exactly n elements: all of flat is written
-
-    return _fast_one(x, allowed, None, None, kernel)
 
 
 def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
