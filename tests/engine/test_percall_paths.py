@@ -249,7 +249,7 @@ def test_to_contiguous_of_a_reinterpreted_view_reads_its_dtype(eng: tfr.CpuEngin
 
 @pytest.mark.parametrize("side", [2, 4, 22, 23])
 def test_a_small_and_a_large_transpose_agree(eng: tfr.CpuEngine, side: int) -> None:
-    # 22 * 22 = 484 elements take the gather, 23 * 23 = 529 the strided copy.
+    # 2 * 22 * 22 = 968 elements take the gather, 2 * 23 * 23 = 1058 the strided copy.
     x = np.arange(float(side * side * 2)).reshape(side, side, 2)
     for perm in itertools.permutations(range(3)):
         np.testing.assert_array_equal(eng.transpose(col(x), perm).to_numpy(), x.transpose(perm))
