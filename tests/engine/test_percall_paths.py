@@ -286,3 +286,54 @@ def test_the_small_transpose_hot_path_pins_its_tensor(
         thread.join(30.0)
     np.testing.assert_array_equal(result[0].to_numpy(), x.T)  # type: ignore[attr-defined]
     assert not host.reading
+
+
+# -- view transforms -----------------------------------------------------------------------
+def test_reshape_view_refusals_survive_a_remembered_shape() -> None:
+    t = col(np.arange(6.0).reshape(2, 3))
+    shape = (6,)
+    np.testing.assert_array_equal(
+        np.asarray(t.as_view().reshape_view(shape)),
+        np.arange(6.0).reshape(2, 3).reshape(-1, order="F"),
+    )
+    strided = t.as_view().transpose_view((1, 0))
+    with pytest.raises(tfr.ValidationError) as err:
+        strided.reshape_view(shape)  # remembered shape, non-compact view
+    assert err.value.kind == "NOT_CONTIGUOUS"
+    with pytest.raises(tfr.ValidationError) as err:
+        col(np.arange(4.0)).as_view().reshape_view(shape)  # remembered shape, other size
+    assert err.value.kind == "LENGTH_MISMATCH"
+    with pytest.raises(tfr.ValidationError):
+        t.as_view().reshape_view((True, 6))  # equals (1, 6), but a bool is no size
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), data=st.data())
+def test_slice_view_matches_numpy(shape: list[int], data: st.DataObject) -> None:
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    entries = []
+    for d in shape:
+        if data.draw(st.booleans()):
+            entries.append(data.draw(st.integers(-d, d - 1)))
+        else:
+            entries.append(
+                slice(
+                    data.draw(st.none() | st.integers(-d - 1, d + 1)),
+                    data.draw(st.none() | st.integers(-d - 1, d + 1)),
+                    data.draw(st.none() | st.sampled_from([1, 2, -1, -3])),
+                )
+            )
+    cut = data.draw(st.integers(0, len(entries)))
+    key = tuple(entries[:cut])
+    if data.draw(st.booleans()):
+        key = (*key, Ellipsis)
+    np.testing.assert_array_equal(np.asarray(col(x).as_view().slice_view(key)), x[key])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(True,), (0.0,), (slice(0, 1, 0),), (Ellipsis, Ellipsis), (0, 0, 0), (5,), (slice(0.5, 1),)],
+)
+def test_slice_view_refuses_bad_keys(key: tuple[object, ...]) -> None:
+    with pytest.raises(tfr.TenferroError):
+        col(np.ones((2, 3))).as_view().slice_view(key)
