@@ -278,4 +278,5 @@ _DIRECT = {
     "__truediv__": "divide",
     "__matmul__": "matmul",
     "__neg__": "negative",
+    "__getitem__": "getitem",
 }
