@@ -260,19 +260,20 @@ def test_the_small_transpose_hot_path_pins_its_tensor(
 ) -> None:
     import threading
 
-    from tenferro.engine import structural
+    from tenferro.engine import pool
 
     started, release = threading.Event(), threading.Event()
-    index = structural._transpose_index
+    acquire = pool.BufferPool.acquire
 
-    def waiting_index(*args: object) -> object:
+    def waiting_acquire(self: pool.BufferPool, *args: object) -> object:
+        # The hot path takes its output while the operand is pinned.
         started.set()
         assert release.wait(30.0)
-        return index(*args)  # type: ignore[arg-type]
+        return acquire(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(structural, "_transpose_index", waiting_index)
     x = np.arange(6.0).reshape(2, 3)
     a = col(x)
+    monkeypatch.setattr(pool.BufferPool, "acquire", waiting_acquire)
     result: list[object] = []
     thread = threading.Thread(target=lambda: result.append(eng.transpose(a, (1, 0))))
     thread.start()
@@ -337,3 +338,14 @@ def test_slice_view_matches_numpy(shape: list[int], data: st.DataObject) -> None
 def test_slice_view_refuses_bad_keys(key: tuple[object, ...]) -> None:
     with pytest.raises(tfr.TenferroError):
         col(np.ones((2, 3))).as_view().slice_view(key)
+
+
+@pytest.mark.parametrize("perm", [(True, False), (1.0, 0.0), (1, 1), (0,)])
+def test_a_bad_transpose_perm_is_refused_after_an_equal_good_one(
+    eng: tfr.CpuEngine, perm: tuple[object, ...]
+) -> None:
+    t = col(np.ones((2, 3)))
+    eng.transpose(t, (1, 0))  # planned and remembered
+    with pytest.raises(tfr.ValidationError):
+        eng.transpose(t, perm)
+    assert not host.reading

@@ -158,20 +158,27 @@ def _perm(perm: Any, ndim: int, op: str) -> tuple[Shape, Shape]:
     return p, q
 
 
-def _transpose_index(shape: Shape, p: Shape, out_shape: Shape) -> Array:
-    """The gather index of ``transpose(x, p)`` for a compact ``x`` of ``shape`` (remembered)."""
-    key = (shape, p)
-    idx = _transposes.get(key)
-    if idx is None:
+_TPlan = tuple[Any, Shape, Shape, "Array | None"]
+#: `transpose`'s plans per (shape, perm): the perm object itself, ``q`` (see `_perm`),
+#: the output shape and, for small tensors, the gather index.
+_tplans: dict[tuple[Shape, Any], _TPlan] = {}
+
+
+def _transpose_plan(shape: Shape, perm: Any, op: str) -> _TPlan:
+    """Check ``perm`` for a compact tensor of ``shape`` and plan its transpose
+    (remembered for a tuple of ints)."""
+    p, q = _perm(perm, len(shape), op)
+    out_shape = tuple([shape[i] for i in p])
+    idx = None
+    if shape_size(shape) <= _GATHER_MAX:
         strides = col_major_strides(shape)
         idx = gather_index(out_shape, tuple([strides[i] for i in p]))[0]
-        if len(_transposes) >= _GATHER_KEPT:
-            _transposes.clear()
-        _transposes[key] = idx
-    return idx
-
-
-_transposes: dict[tuple[Shape, Shape], Array] = {}
+    plan: _TPlan = (perm, q, out_shape, idx)
+    if perm.__class__ is tuple and all(i.__class__ is int for i in perm):
+        if len(_tplans) >= _GATHER_KEPT:
+            _tplans.clear()
+        _tplans[(shape, perm)] = plan
+    return plan
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
@@ -261,20 +268,24 @@ class StructuralOps(EngineBase):
             # in elementwise.py), the output straight from the pool.
             st = t._st
             shape = t._shape
-            p, q = _perm(perm, len(shape), op)
+            plan = _tplans.get((shape, perm)) if perm.__class__ is tuple else None
+            if plan is None or plan[0] is not perm:
+                # INVARIANT: a plan is used only for the very perm object it was made
+                # for (an equal tuple of bools or floats is checked, and refused).
+                plan = _transpose_plan(shape, perm, op)
+            _, q, out_shape, idx = plan
             _reading.append(st)
             try:
                 if st.exclusive is None:
                     fa = st.flat
                     n = len(fa)
-                    out_shape = tuple([shape[i] for i in p])
                     owner = self._pool.acquire(fa.dtype, n)
                     flat = owner if len(owner) == n else owner[:n]
                     try:
-                        if n <= _GATHER_MAX:
+                        if idx is not None:
                             # The output's column-major order read from the input's
                             # layout: take writes every element of flat.
-                            fa.take(_transpose_index(shape, p, out_shape), None, flat, _TAKE_MODE)
+                            fa.take(idx, None, flat, _TAKE_MODE)
                         else:
                             # Row-major views of both (see `_perm`): the source has
                             # the destination's shape, so every element is written.
