@@ -20,7 +20,6 @@ from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
 from .errors import DTypeError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
-    ArgMemo,
     col_major_strides,
     element_interval,
     is_compact_col_major,
@@ -207,17 +206,24 @@ class _ViewBase(ArrayMethods, NotCopyable):
     def reshape_view(self, shape: Any) -> Any:
         """Reinterpret a compact column-major view with a new shape. No copy."""
         isz = self._dtype.itemsize
-        hit = _reshapes.get(shape, isz)
+        hit = _reshapes.get((shape, isz)) if shape.__class__ is tuple else None
         if hit is not None:
-            # A shape tuple checked before (see `layout.ArgMemo`): its normal form,
-            # size and strides; a compact source view needs nothing else checked.
-            new, size, strides = hit
-            own = self._shape
-            if size == shape_size(own) and self._strides == col_major_strides(own):
-                return self._derive(new, strides, self._offset)
+            # An equal shape was checked before: its size and strides. Only a tuple
+            # of exact ints is the same shape (a bool or a float entry compares
+            # equal to an int), and a compact source view needs nothing else checked.
+            for d in shape:
+                if d.__class__ is not int:
+                    break
+            else:
+                size, strides = hit
+                own = self._shape
+                if size == shape_size(own) and self._strides == col_major_strides(own):
+                    return self._derive(shape, strides, self._offset)
         op = f"{self._kind}.reshape_view"
         new = normalize_shape(shape, op, isz)
-        _reshapes.put(shape, isz, (new, shape_size(new), col_major_strides(new)))
+        if len(_reshapes) >= 4096:
+            _reshapes.clear()
+        _reshapes[(new, isz)] = (shape_size(new), col_major_strides(new))
         if shape_size(new) != self.size:
             raise ValidationError(
                 op,
@@ -340,8 +346,8 @@ class _ViewBase(ArrayMethods, NotCopyable):
         return _array_methods.array_repr(self)
 
 
-#: `reshape_view`'s checked shapes ``(shape, size, strides)``, per shape tuple and itemsize.
-_reshapes = ArgMemo()
+#: `reshape_view`'s checked shapes: ``(size, strides)`` per (shape, itemsize).
+_reshapes: dict[tuple[Shape, int], tuple[int, Shape]] = {}
 
 #: Byte strides per (element strides, itemsize): every array a view hands out needs
 #: them, and the loop costs as much as the numpy array itself.

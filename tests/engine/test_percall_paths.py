@@ -304,8 +304,11 @@ def test_reshape_view_refusals_survive_a_remembered_shape() -> None:
     with pytest.raises(tfr.ValidationError) as err:
         col(np.arange(4.0)).as_view().reshape_view(shape)  # remembered shape, other size
     assert err.value.kind == "LENGTH_MISMATCH"
+    assert t.as_view().reshape_view((1, 6)).shape == (1, 6)  # remembered
     with pytest.raises(tfr.ValidationError):
         t.as_view().reshape_view((True, 6))  # equals (1, 6), but a bool is no size
+    with pytest.raises(tfr.ValidationError):
+        t.as_view().reshape_view((1.0, 6))
 
 
 @settings(max_examples=40, deadline=None)

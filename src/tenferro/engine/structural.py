@@ -519,6 +519,45 @@ class StructuralOps(EngineBase):
         `RuntimeStateError`.
         """
         op = "CpuEngine.to_contiguous"
+        if out is None and t.__class__ is TensorView:
+            # Hot path: a shared view (a counted alias of its buffer, so no writer can
+            # be granted while it lives: no pin needed), copied into a pooled output.
+            shape = t._shape
+            dt = t._dtype
+            strides = t._strides
+            hit = _gathers.get((shape, strides))
+            n = len(hit[0]) if hit is not None else shape_size(shape)
+            nbytes = n * dt.itemsize
+            check_copy(op, nbytes)
+            if n <= _GATHER_MAX:
+                root = t._base
+                want = dt.numpy
+                if root.dtype is not want and root.dtype != want:
+                    root = root.view(want)
+                idx, lo = hit if hit is not None else gather_index(shape, strides)
+                start = t._offset + lo
+                x = root[start:] if start else root
+            else:
+                # The view reversed (the row-major twin of the column-major output, see
+                # `_perm`): default-order reshapes are cheaper than order="F".
+                x = t._strided(op).T
+            owner = self._pool.acquire(x.dtype, n)
+            flat = owner if len(owner) == n else owner[:n]
+            try:
+                if n <= _GATHER_MAX:
+                    # idx names every element of the view in column-major order:
+                    # take writes all n elements of flat.
+                    x.take(idx, None, flat, _TAKE_MODE)
+                else:
+                    # x has the output's reversed shape: every element of flat is written.
+                    copy_strided(flat.reshape(shape[::-1]), x)
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
+                raise
+            count_copy(nbytes)
+            return self._wrap(shape, dt, owner, flat)
         if isinstance(t, Tensor):
             st = t._live(op)
             if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
@@ -538,43 +577,6 @@ class StructuralOps(EngineBase):
                     kind="NOT_HOST",
                     memory_kind=t.placement.memory_kind,
                 )
-        elif out is None and t.__class__ is TensorView:
-            # Hot path: a shared view (a counted alias of its buffer, so no writer can
-            # be granted while it lives: no pin needed), copied into a pooled output.
-            shape = t._shape
-            dt = t._dtype
-            # The view reversed (the row-major twin of the column-major output, see
-            # `_perm`): default-order reshapes are cheaper than order="F".
-            n = shape_size(shape)
-            nbytes = n * dt.itemsize
-            check_copy(op, nbytes)
-            if n <= _GATHER_MAX:
-                root = t._base
-                want = dt.numpy
-                if root.dtype is not want and root.dtype != want:
-                    root = root.view(want)
-                idx, lo = gather_index(shape, t._strides)
-                start = t._offset + lo
-                x = root[start:] if start else root
-            else:
-                x = t._strided(op).T
-            owner = self._pool.acquire(x.dtype, n)
-            flat = owner if len(owner) == n else owner[:n]
-            try:
-                if n <= _GATHER_MAX:
-                    # idx names every element of the view in column-major order:
-                    # take writes all n elements of flat.
-                    x.take(idx, None, flat, _TAKE_MODE)
-                else:
-                    # x has the output's reversed shape: every element of flat is written.
-                    copy_strided(flat.reshape(shape[::-1]), x)
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase._run).
-                del flat, owner
-                raise
-            count_copy(nbytes)
-            return self._wrap(shape, dt, owner, flat)
         with Reads() as reads:
             x, dt, shape = reads.operand(t, op)
             nbytes = shape_size(shape) * dt.itemsize

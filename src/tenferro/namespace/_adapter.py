@@ -29,7 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import col_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
 
 __all__ = [
@@ -274,60 +274,6 @@ def unary_function(
         return general(x)
 
     return fn
-
-
-def _fast_one(
-    x: Any,
-    allowed: tuple[DType, ...],
-    size: int | None,
-    shape: Shape | None,
-    kernel: Callable[[Array, Array], Any],
-) -> Any:
-    """The hot path of a one-operand function on a plain host tensor of an ``allowed``
-    dtype, or None: ``kernel(fa, flat)`` writes all ``size`` elements (default: the
-    input's) of a pooled output of the input's dtype and ``shape`` (default: the
-    input's)."""
-    if x.__class__ is not Tensor:
-        return None
-    st = x._st
-    dt = x._dtype
-    if st.__class__ is not HostBuffer or dt not in allowed:
-        return None
-    _reading.append(st)
-    try:
-        if st.exclusive is not None:
-            return None
-        fa = st.flat
-        n = len(fa) if size is None else size
-        eng = _cpu._state.current
-        if eng is None:
-            eng = default_engine()
-        owner = eng._pool.acquire(fa.dtype, n)
-        flat = owner if len(owner) == n else owner[:n]
-        try:
-            kernel(fa, flat)
-        except BaseException:
-            del flat, owner  # dropped, never pooled (see binary_function)
-            raise
-        return _pooled(x._shape if shape is None else shape, dt, owner, flat, eng._recycler)
-    except BaseException:
-        st.recycler = None  # see binary_function
-        raise
-    finally:
-        _reading.remove(st)
-
-
-def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
-    """``reduce(all elements)`` of a plain host tensor as a rank-0 pooled tensor, or None.
-
-    For reductions whose result has the input's dtype and that accept empty
-    input (sums, products).
-    """
-
-    def kernel(fa: Array, flat: Array) -> None:
-        flat[0] = reduce(fa)  # the one element of the output
-
-    return _fast_one(x, allowed, 1, (), kernel)
 
 
 def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
-from ._adapter import compute, compute_into, emit, engine, reduce_all_fast
+from ._adapter import compute, compute_into, emit, engine
 from ._core import (
     axes_tuple,
     check_array,
@@ -84,7 +84,9 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
     op = "tenferro.sum"
     if dtype is None:
         if axis is None and not keepdims:
-            r = reduce_all_fast(np.add.reduce, x, _FLOATING)
+            # The engine's full-reduction hot path: float dtypes keep their dtype, as
+            # the standard's sum does.
+            r = engine()._full_fast("reduce_sum", x, _FLOATING)
         else:
             r = engine()._axes_fast(
                 "reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims
