@@ -24,7 +24,7 @@ from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axes, quick_axes, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ._base import EngineBase, Reads
 
 __all__ = ["ReductionOps"]
@@ -170,7 +170,7 @@ class ReductionOps(EngineBase):
                 # `owner` (EngineBase._run).
                 del flat, owner
                 raise
-            return self._wrap(out_shape, dt, owner, flat)
+            return _pooled(out_shape, dt, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).

@@ -39,7 +39,7 @@ from ..layout import (
 )
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ..view import TensorView
 from ._base import EngineBase, Reads, check_out
 
@@ -557,7 +557,7 @@ class StructuralOps(EngineBase):
                 del flat, owner
                 raise
             count_copy(nbytes)
-            return self._wrap(shape, dt, owner, flat)
+            return _pooled(shape, dt, owner, flat, self._recycler)
         if isinstance(t, Tensor):
             st = t._live(op)
             if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
