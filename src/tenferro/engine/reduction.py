@@ -32,6 +32,7 @@ __all__ = ["ReductionOps"]
 Array = np.ndarray[Any, Any]
 _INTISH = frozenset({DType.BOOL, DType.I32, DType.I64})
 _new = object.__new__
+_divide = np.divide
 _reading = _host.reading  # bound by assignment: see elementwise.py
 # Full reductions of these dtypes keep the dtype and have a value for every
 # non-empty input, so they take the hot path (see `_full_fast`).
@@ -102,16 +103,24 @@ class ReductionOps(EngineBase):
             n = len(fa)
             if st.exclusive is not None or not n:
                 return None  # the general path refuses or handles it
-            value = _UFUNC[name].reduce(fa)
-            if name == "reduce_mean":
-                value = value / n
             owner = self._pool.acquire(fa.dtype, 1)
-            # INVARIANT: the one element of the rank-0 result is written here.
-            owner[0] = value
+            flat = owner if len(owner) == 1 else owner[:1]
+            try:
+                # INVARIANT: the one element of the rank-0 result is written here: the
+                # reduction of all n elements with keepdims has flat's shape (1,),
+                # written in place (no numpy scalar, no item assignment).
+                _UFUNC[name].reduce(fa, 0, None, flat, True)
+                if name == "reduce_mean":
+                    _divide(flat, n, flat)
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
+                raise
             r: Tensor = _new(Tensor)
             r._shape = ()
             r._dtype = dt
-            r._st = HostBuffer(owner, owner if len(owner) == 1 else owner[:1], self._recycler)
+            r._st = HostBuffer(owner, flat, self._recycler)
             r._moved = None
             return r
         except BaseException:
