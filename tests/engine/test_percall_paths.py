@@ -352,3 +352,66 @@ def test_a_bad_transpose_perm_is_refused_after_an_equal_good_one(
     with pytest.raises(tfr.ValidationError):
         eng.transpose(t, perm)
     assert not host.reading
+
+
+# -- the namespace's scalar hot path ---------------------------------------------------------
+_SCALAR_OPS = ["add", "subtract", "multiply", "divide", "pow", "maximum", "less", "equal"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, e.g. (-0.5) ** 0.5
+@pytest.mark.parametrize("name", _SCALAR_OPS)
+@pytest.mark.parametrize("value", [2.0, -0.5, 3, 2**53, 2**60, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+def test_a_tensor_with_a_python_scalar_matches_the_general_path(
+    name: str, value: object, dtype: type
+) -> None:
+    import tenferro.namespace._elementwise as elementwise
+
+    fn = getattr(tfr, name)
+    x = np.array([0.5, 1.5, 2.5, 4.0], dtype=dtype)
+    if dtype is np.complex128 and name in ("maximum", "less"):
+        return  # not defined for complex (the general path refuses it)
+    for args in ((col(x), value), (value, col(x))):
+        try:
+            want = elementwise.binary(
+                f"tenferro.{name}",
+                getattr(np, name if name != "pow" else "power"),
+                _category(name),
+                _rule(name),
+                *args,
+            )
+        except tfr.TenferroError as exc:
+            with pytest.raises(type(exc)):
+                fn(*args)
+            continue
+        got = fn(*args)
+        assert got.dtype is want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def _category(name: str) -> str:
+    return {
+        "divide": "floating",
+        "maximum": "real numeric",
+        "less": "real numeric",
+        "equal": "any",
+    }.get(name, "numeric")
+
+
+def _rule(name: str) -> str:
+    return "bool" if name in ("less", "equal") else "same"
+
+
+def test_operators_with_scalars_take_the_tensor_dtype() -> None:
+    x = col(np.array([1.0, 2.0]))
+    assert (x * 2.0).dtype is tfr.DType.F64
+    assert (1 - x).to_numpy().tolist() == [0.0, -1.0]
+    assert (2.0 / x).to_numpy().tolist() == [2.0, 1.0]
+    assert (x < 1.5).to_numpy().tolist() == [True, False]
+
+
+def test_the_scalar_hot_path_refuses_a_tensor_being_written_and_unpins() -> None:
+    x = col(np.array([1.0, 2.0]))
+    with x.map_write(), pytest.raises(tfr.BorrowError):
+        x * 2.0
+    assert not host.reading

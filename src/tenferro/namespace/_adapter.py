@@ -29,7 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import col_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
 from ..view import TensorView, TensorViewMut, _ViewBase
 
 __all__ = [
@@ -60,6 +60,10 @@ ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
 
 _new = object.__new__
 _BOOL = DType.BOOL
+_F64 = DType.F64
+_C64 = DType.C64
+#: Python ints up to this magnitude convert to float64 exactly.
+_EXACT_INT = 2**53
 _reading = _host.reading
 
 
@@ -158,8 +162,12 @@ def binary_function(
 
     The hot path takes two plain host tensors of one shape and an ``allowed``
     dtype through the same steps as the engine's own binary fast path (pin both,
-    check for a writer, take a pooled buffer, one ufunc call); anything else
-    (views, scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
+    check for a writer, take a pooled buffer, one ufunc call); a plain F64 or C64
+    tensor with a Python float or int (``x * 2.0``, ``1 - x``) takes the same
+    steps with the scalar passed as it is. Anything else (views, other scalars,
+    broadcasting, promotion, errors) goes to ``general(x1, x2)``. Like numpy's
+    own calls, the hot paths leave floating-point warnings (overflow, division
+    by zero) as numpy gives them; the general path silences them.
     """
     if ufunc is np.maximum or ufunc is np.minimum:
         # numpy deprecates a positional out= for these two.
@@ -217,7 +225,60 @@ def binary_function(
                         raise
                     finally:
                         _reading.remove(pin)
+        else:
+            c1 = x1.__class__
+            c2 = x2.__class__
+            if c1 is Tensor and (c2 is float or c2 is int):
+                r = scalar(x1, x2, False)
+                if r is not None:
+                    return r
+            elif c2 is Tensor and (c1 is float or c1 is int):
+                r = scalar(x2, x1, True)
+                if r is not None:
+                    return r
         return general(x1, x2)
+
+    def scalar(t: Tensor, value: Any, first: bool) -> Any:
+        """``t`` (a plain F64 or C64 tensor) with a Python float or int, or None.
+
+        The standard's result is ``t``'s dtype (a weak scalar), and numpy reads a
+        Python float, or an int of at most 2**53, exactly as that dtype: the value
+        goes to the ufunc as it is, where `general` would make a 0-d array of it.
+        """
+        st = t._st
+        dt = t._dtype
+        if st.__class__ is not HostBuffer or not (dt is _F64 or dt is _C64) or dt not in allowed:
+            return None
+        if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
+            return None
+        _reading.append(st)
+        try:
+            if st.exclusive is not None:
+                return None  # the general path refuses it
+            fa = st.flat
+            n = len(fa)
+            eng = _cpu._state.current
+            if eng is None:
+                eng = default_engine()
+            out_dt = _BOOL if out_bool else dt
+            owner = eng._pool.acquire(out_dt.numpy, n)
+            flat = owner if len(owner) == n else owner[:n]
+            try:
+                # The tensor holds exactly n elements and the scalar broadcasts: the
+                # ufunc writes all of flat.
+                if first:
+                    call(value, fa, flat)
+                else:
+                    call(fa, value, flat)
+            except BaseException:
+                del flat, owner  # dropped, never pooled (see fn)
+                raise
+            return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
+        except BaseException:
+            st.recycler = None  # a traceback keeps `fa` (see fn)
+            raise
+        finally:
+            _reading.remove(st)
 
     return fn
 
