@@ -38,6 +38,7 @@ ROWS = [
     "slice_view 4x4",
     "tfr.add 16",
     "operator a + b 16",
+    "operator a * 2.0 16",
     "tfr.exp 16",
     "tfr.sum 16",
     "tfr.sum axis=0 4x4",
@@ -235,6 +236,9 @@ def _namespace_case(
     elif name == "operator a + b":
         fns = {"tenferro": lambda: x + y, "numpy": lambda: xn + yn}
         th = lambda: xt + yt  # noqa: E731
+    elif name == "operator a * 2.0":
+        fns = {"tenferro": lambda: x * 2.0, "numpy": lambda: xn * 2.0}
+        th = lambda: xt * 2.0  # noqa: E731
     elif name == "tfr.exp":
         fns = {"tenferro": lambda: tfr.exp(x), "numpy": lambda: np.exp(xn)}
         th = lambda: torch.exp(xt)  # noqa: E731

@@ -31,6 +31,7 @@ def results() -> list[CaseResult]:
         "einsum",
         "tfr.add",
         "a + b",
+        "a * 2.0",
         "tfr.exp",
         "tfr.sum",
         "axis-0 sum (tfr.sum)",

@@ -137,6 +137,7 @@ def _per_call(
         # The namespace (array API functions and operators) on the default engine.
         ("tfr.add", lambda: tfr.add(x, y), lambda: np.add(xn, yn), lambda: torch.add(xt, yt)),
         ("a + b", lambda: x + y, lambda: xn + yn, lambda: xt + yt),
+        ("a * 2.0", lambda: x * 2.0, lambda: xn * 2.0, lambda: xt * 2.0),
         ("tfr.exp", lambda: tfr.exp(x), lambda: np.exp(xn), lambda: torch.exp(xt)),
         ("tfr.sum", lambda: tfr.sum(x), lambda: np.sum(xn), lambda: torch.sum(xt)),
         (
