@@ -415,3 +415,60 @@ def test_the_scalar_hot_path_refuses_a_tensor_being_written_and_unpins() -> None
     with x.map_write(), pytest.raises(tfr.BorrowError):
         x * 2.0
     assert not host.reading
+
+
+# -- the namespace's reshape -----------------------------------------------------------------
+def _factorisations(n: int) -> list[tuple[int, ...]]:
+    out: list[tuple[int, ...]] = [(n,), (1, n), (n, 1)]
+    for a in range(2, n + 1):
+        if n % a == 0:
+            out.append((a, n // a))
+            for b in range(2, n // a + 1):
+                if (n // a) % b == 0:
+                    out.append((a, b, n // a // b))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_reshape_matches_numpy_and_is_a_view_exactly_when_numpy_needs_no_copy(
+    shape: list[int], data: st.DataObject
+) -> None:
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    t = col(x)
+    source: object = t
+    ref = x
+    kind = data.draw(st.sampled_from(["owner", "transposed", "stepped"]))
+    if kind == "transposed":
+        perm = tuple(data.draw(st.permutations(range(len(shape)))))
+        source = tfr.permute_dims(t, perm)
+        ref = x.transpose(perm)
+    elif kind == "stepped":
+        key = tuple(slice(None, None, data.draw(st.sampled_from([1, 2, -1]))) for _ in shape)
+        source = t[key]
+        ref = x[key]
+    new = data.draw(st.sampled_from(_factorisations(ref.size)))
+    if data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(new) - 1))
+        new = (*new[:i], -1, *new[i + 1 :])
+    got = tfr.reshape(source, new)
+    np.testing.assert_array_equal(np.asarray(got), np.reshape(ref, new))
+    try:
+        np.reshape(np.asarray(source), new, copy=False)  # the tensor's real layout
+        numpy_view = True
+    except ValueError:
+        numpy_view = False
+    assert isinstance(got, tfr.TensorView) == numpy_view
+
+
+def test_reshape_refusals_are_unchanged() -> None:
+    t = col(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(tfr.ValidationError):
+        tfr.reshape(t, (4, 2))
+    with pytest.raises(tfr.ValidationError):
+        tfr.reshape(t, (-1, -1))
+    with pytest.raises(tfr.ValidationError):
+        tfr.reshape(t, (6,), copy=False)  # column-major owner: row-major order needs a copy

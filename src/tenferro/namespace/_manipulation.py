@@ -20,7 +20,7 @@ import numpy as np
 
 from ..copies import record_copy
 from ..errors import ValidationError
-from ..layout import ArgMemo, permuter
+from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
 from ._adapter import compute, emit, permuted_view, view_base, view_like
@@ -203,6 +203,12 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
         raise ValidationError(
             op, f"cannot reshape an array of shape {x.shape} to {new}", kind="LENGTH_MISMATCH"
         )
+    if not copy and (x.__class__ is Tensor or x.__class__ is TensorView) and size:
+        # The descriptor numpy's no-copy reshape gives this layout, remembered per
+        # (shape, strides, new shape): no array is built per call.
+        out = _reshaped_view(x, new, size, known)
+        if out is not None:
+            return out
     if not copy:
         v, base = view_base(x, op)
         try:
@@ -222,6 +228,63 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
             )
     record_copy(op, size * x.dtype.itemsize)
     return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)))
+
+
+def _reshaped_view(x: Any, new: tuple[Any, ...], size: int, known: int) -> Any:
+    """The view `reshape` gives ``x`` (a checked, non-empty owner or view), or None
+    when it needs a copy or the layout is not one the plans cover."""
+    for d in new:
+        if d.__class__ is not int:
+            return None
+    if -1 in new:
+        new = tuple([size // known if d == -1 else d for d in new])
+    shape = x._shape
+    strides = col_major_strides(shape) if x.__class__ is Tensor else x._strides
+    key = (shape, strides, new)
+    if key in _reshape_plans:
+        plan = _reshape_plans[key]
+    else:
+        plan = _reshape_plan(shape, strides, new)
+        if len(_reshape_plans) >= 1024:
+            _reshape_plans.clear()
+        _reshape_plans[key] = plan
+    if plan is None:
+        return None
+    new_strides, delta = plan
+    if x.__class__ is Tensor:
+        v = x.as_view()
+        # INVARIANT: `v` was made here and nobody else holds it yet.
+        v._shape = new
+        v._strides = new_strides
+        v._offset += delta
+        return v
+    return x._derive(new, new_strides, x._offset + delta)
+
+
+#: Cap on the span (in elements) of a layout `_reshape_plan` imitates with bytes.
+_PLAN_SPAN = 1 << 16
+_reshape_plans: dict[tuple[Shape, Shape, Shape], tuple[Shape, int] | None] = {}
+
+
+def _reshape_plan(shape: Shape, strides: Shape, new: Shape) -> tuple[Shape, int] | None:
+    """``(strides, offset)`` in elements of numpy's no-copy C-order reshape of the layout
+    ``(shape, strides)`` to ``new``, or None (it needs a copy, or the layout spans
+    more than `_PLAN_SPAN` elements: the caller then asks numpy on the real array).
+
+    numpy decides on a stand-in: one byte per element over the same span.
+    """
+    span = 1 + sum((d - 1) * abs(s) for d, s in zip(shape, strides, strict=True))
+    if span > _PLAN_SPAN:
+        return None
+    lo = sum((d - 1) * s for d, s in zip(shape, strides, strict=True) if s < 0)
+    scratch = np.zeros(span, np.int8)[-lo:]
+    fake = np.lib.stride_tricks.as_strided(scratch, shape, strides)
+    try:
+        res = np.reshape(fake, new, copy=False)
+    except ValueError:
+        return None  # numpy would copy
+    start = res.__array_interface__["data"][0] - fake.__array_interface__["data"][0]
+    return tuple(int(s) for s in res.strides), int(start)
 
 
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
