@@ -46,6 +46,7 @@ ROWS = [
     "operator a @ b 4x4",
     "indexing x[0:2] 4x4",
     "tfr.permute_dims 4x4",
+    "tfr.reshape 16",
     "add 4096",
     "exp 4096",
     "sum 4096",
@@ -257,6 +258,10 @@ def _namespace_case(
     elif name == "indexing x[0:2]":
         fns = {"tenferro": lambda: x[0:2, :], "numpy": lambda: xn[0:2, :]}
         th = lambda: xt[0:2, :]  # noqa: E731
+    elif name == "tfr.reshape":
+        # A 1-D owner to 4 x 4 in row-major order: a view in all three.
+        fns = {"tenferro": lambda: tfr.reshape(x, (4, 4)), "numpy": lambda: xn.reshape(4, 4)}
+        th = lambda: xt.reshape(4, 4)  # noqa: E731
     else:  # tfr.permute_dims
         fns = {
             "tenferro": lambda: tfr.permute_dims(x, (1, 0)),

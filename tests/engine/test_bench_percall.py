@@ -39,6 +39,7 @@ def results() -> list[CaseResult]:
         "a @ b",
         "x[0:2, :]",
         "tfr.permute_dims",
+        "tfr.reshape",
     ],
 )
 def test_every_family_has_a_per_call_row_at_16_and_4096_elements(

@@ -155,6 +155,12 @@ def _per_call(
         (f"a @ b {side}x{side}", lambda: m @ k, lambda: mn @ kn, lambda: mt @ kt),
         ("x[0:2, :]", lambda: m[0:2, :], lambda: mn[0:2, :], lambda: mt[0:2, :]),
         (
+            f"tfr.reshape {n} -> {side}x{side}",
+            lambda: tfr.reshape(x, (side, side)),
+            lambda: xn.reshape(side, side),
+            lambda: xt.reshape(side, side),
+        ),
+        (
             "tfr.permute_dims",
             lambda: tfr.permute_dims(m, (1, 0)),
             lambda: np.permute_dims(mn, (1, 0)),
