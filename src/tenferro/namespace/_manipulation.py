@@ -188,6 +188,12 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     under `forbid_copies`).
     """
     op = "tenferro.reshape"
+    if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
+        # The descriptor numpy's no-copy reshape gives this layout, remembered per
+        # (shape, strides, new shape): no array is built per call.
+        out = _reshaped_view(x, shape)
+        if out is not None:
+            return out
     check_array(x, op)
     new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     size = x.size
@@ -203,12 +209,6 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
         raise ValidationError(
             op, f"cannot reshape an array of shape {x.shape} to {new}", kind="LENGTH_MISMATCH"
         )
-    if not copy and (x.__class__ is Tensor or x.__class__ is TensorView) and size:
-        # The descriptor numpy's no-copy reshape gives this layout, remembered per
-        # (shape, strides, new shape): no array is built per call.
-        out = _reshaped_view(x, new, size, known)
-        if out is not None:
-            return out
     if not copy:
         v, base = view_base(x, op)
         try:
@@ -230,29 +230,32 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)))
 
 
-def _reshaped_view(x: Any, new: tuple[Any, ...], size: int, known: int) -> Any:
-    """The view `reshape` gives ``x`` (a checked, non-empty owner or view), or None
-    when it needs a copy or the layout is not one the plans cover."""
-    for d in new:
+def _reshaped_view(x: Any, shape: Any) -> Any:
+    """The view `reshape` gives a live owner or view ``x``, or None for the general
+    path (a copy is needed, the arguments are refused, or the case is not planned).
+
+    Only a tuple of exact ints is looked up (a bool or float entry compares equal
+    to an int and is left to the general path's checks).
+    """
+    if shape.__class__ is not tuple:
+        return None
+    for d in shape:
         if d.__class__ is not int:
             return None
-    if -1 in new:
-        new = tuple([size // known if d == -1 else d for d in new])
-    shape = x._shape
-    strides = col_major_strides(shape) if x.__class__ is Tensor else x._strides
-    key = (shape, strides, new)
-    if key in _reshape_plans:
-        plan = _reshape_plans[key]
-    else:
-        plan = _reshape_plan(shape, strides, new)
+    own = x._shape
+    strides = col_major_strides(own) if x.__class__ is Tensor else x._strides
+    key = (own, strides, shape)
+    plan = _reshape_plans.get(key, _UNPLANNED)
+    if plan is _UNPLANNED:
+        plan = _reshape_plan(own, strides, shape)
         if len(_reshape_plans) >= 1024:
             _reshape_plans.clear()
         _reshape_plans[key] = plan
     if plan is None:
         return None
-    new_strides, delta = plan
+    new, new_strides, delta = plan
     if x.__class__ is Tensor:
-        v = x.as_view()
+        v = x.as_view()  # refuses a moved or exclusively borrowed tensor
         # INVARIANT: `v` was made here and nobody else holds it yet.
         v._shape = new
         v._strides = new_strides
@@ -263,16 +266,34 @@ def _reshaped_view(x: Any, new: tuple[Any, ...], size: int, known: int) -> Any:
 
 #: Cap on the span (in elements) of a layout `_reshape_plan` imitates with bytes.
 _PLAN_SPAN = 1 << 16
-_reshape_plans: dict[tuple[Shape, Shape, Shape], tuple[Shape, int] | None] = {}
+_Plan = tuple[Shape, Shape, int]
+_UNPLANNED: Any = object()
+_reshape_plans: dict[tuple[Shape, Shape, Shape], _Plan | None] = {}
 
 
-def _reshape_plan(shape: Shape, strides: Shape, new: Shape) -> tuple[Shape, int] | None:
-    """``(strides, offset)`` in elements of numpy's no-copy C-order reshape of the layout
-    ``(shape, strides)`` to ``new``, or None (it needs a copy, or the layout spans
-    more than `_PLAN_SPAN` elements: the caller then asks numpy on the real array).
+def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
+    """``(new shape, strides, offset)`` in elements of numpy's no-copy C-order reshape
+    of the layout ``(shape, strides)`` to ``want`` (ints, at most one -1), or None:
+    no elements, a size mismatch or a bad -1 (the general path explains), a copy
+    needed, or a layout spanning more than `_PLAN_SPAN` elements.
 
     numpy decides on a stand-in: one byte per element over the same span.
     """
+    size = 1
+    for d in shape:
+        size *= d
+    if not size or want.count(-1) > 1 or any(d < -1 for d in want):
+        return None
+    known = 1
+    for d in want:
+        if d != -1:
+            known *= d
+    if -1 in want:
+        if not known or size % known:
+            return None
+        want = tuple([size // known if d == -1 else d for d in want])
+    elif known != size:
+        return None
     span = 1 + sum((d - 1) * abs(s) for d, s in zip(shape, strides, strict=True))
     if span > _PLAN_SPAN:
         return None
@@ -280,11 +301,11 @@ def _reshape_plan(shape: Shape, strides: Shape, new: Shape) -> tuple[Shape, int]
     scratch = np.zeros(span, np.int8)[-lo:]
     fake = np.lib.stride_tricks.as_strided(scratch, shape, strides)
     try:
-        res = np.reshape(fake, new, copy=False)
+        res = np.reshape(fake, want, copy=False)
     except ValueError:
         return None  # numpy would copy
     start = res.__array_interface__["data"][0] - fake.__array_interface__["data"][0]
-    return tuple(int(s) for s in res.strides), int(start)
+    return want, tuple(int(s) for s in res.strides), int(start)
 
 
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
