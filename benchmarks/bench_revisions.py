@@ -3,7 +3,7 @@
 Usage::
 
     git archive <old-commit> src | tar -x -C /tmp/old
-    python benchmarks/bench_revisions.py /tmp/old/src src [--rounds 5]
+    python benchmarks/bench_revisions.py /tmp/old/src src [--rounds 5] [--only add,sum]
 
 Each round starts one worker process per revision (alternating which goes
 first), and every worker times its tenferro next to numpy and, when installed,
@@ -34,6 +34,19 @@ ROWS = [
     "transpose 4x4",
     "to_contiguous(transpose_view) 4x4",
     "einsum ij,jk->ik 4x4",
+    "reshape_view 4x4",
+    "slice_view 4x4",
+    "tfr.add 16",
+    "operator a + b 16",
+    "operator a * 2.0 16",
+    "tfr.exp 16",
+    "tfr.sum 16",
+    "tfr.sum axis=0 4x4",
+    "tfr.matmul 4x4",
+    "operator a @ b 4x4",
+    "indexing x[0:2] 4x4",
+    "tfr.permute_dims 4x4",
+    "tfr.reshape 16",
     "add 4096",
     "exp 4096",
     "sum 4096",
@@ -76,8 +89,8 @@ def _sample(
             samples[k].append((time.perf_counter() - t0) / inner)
 
 
-def worker() -> dict[str, dict[str, float]]:
-    """Time every row with the tenferro on sys.path (run in a child process)."""
+def worker(rows: list[str]) -> dict[str, dict[str, float]]:
+    """Time ``rows`` with the tenferro on sys.path (run in a child process)."""
     import warnings
 
     import numpy as np
@@ -132,7 +145,10 @@ def worker() -> dict[str, dict[str, float]]:
             if name == "matmul":
                 fns = {"tenferro": lambda: eng.matmul(m, k), "numpy": lambda: np.matmul(kn.T, mn.T)}
                 if torch is not None:
-                    fns["torch"] = lambda: torch.matmul(kt.T, mt.T)
+                    # C-ordered twins made once, as numpy's .T views are: the per-call
+                    # work is the product alone (torch's .T costs about 1 us a call).
+                    kct, mct = kt.T, mt.T
+                    fns["torch"] = lambda: torch.matmul(kct, mct)
             elif name == "einsum ij,jk->ik":
                 fns = {
                     "tenferro": lambda: eng.einsum("ij,jk->ik", m, k),
@@ -150,6 +166,10 @@ def worker() -> dict[str, dict[str, float]]:
                 fns = {"tenferro": tf, "numpy": lambda: np.ascontiguousarray(mn)}
                 if torch is not None:
                     fns["torch"] = lambda: mt.contiguous()
+        elif name in ("reshape_view", "slice_view") or name.startswith(
+            ("tfr.", "operator", "indexing")
+        ):
+            fns, inner = _namespace_case(name, size, t_, torch)
         elif name.startswith("evaluate"):
             n = (1 << 20) if size == "1M" else (1 << 24)
             (a, an, _), (b, bn, _), (c, cn, _) = t_((n,)), t_((n,)), t_((n,))
@@ -173,25 +193,107 @@ def worker() -> dict[str, dict[str, float]]:
         return fns, reps, inner
 
     out: dict[str, dict[str, float]] = {}
-    for row in ROWS:
+    for row in rows:
         fns, reps, inner = case(row)
         out[row] = _median_time(fns, reps, inner)
     return out
 
 
+def _namespace_case(
+    name: str, size: str, t_: Callable[[tuple[int, ...]], Any], torch: Any
+) -> tuple[dict[str, Callable[[], Any]], int]:
+    """The rows of the namespace (``tfr.*``, operators, indexing) and of view transforms.
+
+    numpy and torch do the same logical work on the same memory: a function or
+    operator call for the elementwise, reduction and product rows, a view (no
+    copy) for indexing, ``permute_dims`` and the view transforms.
+    """
+    import numpy as np
+
+    import tenferro as tfr
+
+    if size.isdigit():
+        (x, xn, xt), (y, yn, yt) = t_((int(size),)), t_((int(size),))
+    else:
+        side = int(size.split("x")[0])
+        (x, xn, xt), (y, yn, yt) = t_((side, side)), t_((side, side))
+    fns: dict[str, Callable[[], Any]]
+    th: Callable[[], Any] | None = None
+    if name == "reshape_view":
+        view = x.as_view()
+        n = xn.size
+        fns = {
+            "tenferro": lambda: view.reshape_view((n,)),
+            "numpy": lambda: xn.reshape(n, order="F"),
+        }
+        th = lambda: xt.T.reshape(n)  # noqa: E731 - torch's row-major twin of the F order
+    elif name == "slice_view":
+        view = x.as_view()
+        fns = {
+            "tenferro": lambda: view.slice_view((slice(0, 2), slice(None))),
+            "numpy": lambda: xn[0:2, :],
+        }
+        th = lambda: xt[0:2, :]  # noqa: E731
+    elif name == "tfr.add":
+        fns = {"tenferro": lambda: tfr.add(x, y), "numpy": lambda: np.add(xn, yn)}
+        th = lambda: torch.add(xt, yt)  # noqa: E731
+    elif name == "operator a + b":
+        fns = {"tenferro": lambda: x + y, "numpy": lambda: xn + yn}
+        th = lambda: xt + yt  # noqa: E731
+    elif name == "operator a * 2.0":
+        fns = {"tenferro": lambda: x * 2.0, "numpy": lambda: xn * 2.0}
+        th = lambda: xt * 2.0  # noqa: E731
+    elif name == "tfr.exp":
+        fns = {"tenferro": lambda: tfr.exp(x), "numpy": lambda: np.exp(xn)}
+        th = lambda: torch.exp(xt)  # noqa: E731
+    elif name == "tfr.sum":
+        fns = {"tenferro": lambda: tfr.sum(x), "numpy": lambda: np.sum(xn)}
+        th = lambda: torch.sum(xt)  # noqa: E731
+    elif name == "tfr.sum axis=0":
+        fns = {"tenferro": lambda: tfr.sum(x, axis=0), "numpy": lambda: np.sum(xn, axis=0)}
+        th = lambda: torch.sum(xt, dim=0)  # noqa: E731
+    elif name == "tfr.matmul":
+        fns = {"tenferro": lambda: tfr.matmul(x, y), "numpy": lambda: np.matmul(xn, yn)}
+        th = lambda: torch.matmul(xt, yt)  # noqa: E731
+    elif name == "operator a @ b":
+        fns = {"tenferro": lambda: x @ y, "numpy": lambda: xn @ yn}
+        th = lambda: xt @ yt  # noqa: E731
+    elif name == "indexing x[0:2]":
+        fns = {"tenferro": lambda: x[0:2, :], "numpy": lambda: xn[0:2, :]}
+        th = lambda: xt[0:2, :]  # noqa: E731
+    elif name == "tfr.reshape":
+        # A 1-D owner to 4 x 4 in row-major order: a view in all three.
+        fns = {"tenferro": lambda: tfr.reshape(x, (4, 4)), "numpy": lambda: xn.reshape(4, 4)}
+        th = lambda: xt.reshape(4, 4)  # noqa: E731
+    else:  # tfr.permute_dims
+        fns = {
+            "tenferro": lambda: tfr.permute_dims(x, (1, 0)),
+            "numpy": lambda: np.permute_dims(xn, (1, 0)),
+        }
+        th = lambda: torch.permute(xt, (1, 0))  # noqa: E731
+    if torch is not None:
+        fns["torch"] = th
+    return fns, 2000
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "--worker":
-        print(json.dumps(worker()))
+        print(json.dumps(worker(argv[1:])))
         return 0
     old, new = argv[0], argv[1]
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 5
+    rows = ROWS
+    if "--only" in argv:
+        # Comma-separated substrings: the rows whose name contains one of them.
+        wanted = argv[argv.index("--only") + 1].split(",")
+        rows = [r for r in ROWS if any(w in r for w in wanted)]
     runs: dict[str, list[dict[str, dict[str, float]]]] = {"before": [], "after": []}
     for r in range(rounds):
         order = [("before", old), ("after", new)]
         for label, src in order if r % 2 == 0 else reversed(order):
             env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
             proc = subprocess.run(
-                [sys.executable, __file__, "--worker"],
+                [sys.executable, __file__, "--worker", *rows],
                 env=env,
                 capture_output=True,
                 text=True,
@@ -200,7 +302,7 @@ def main(argv: list[str]) -> int:
             runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
             print(f"round {r + 1}/{rounds}: {label} done", file=sys.stderr, flush=True)
     print(f"{'row':38s} {'':6s} {'tenferro':>11s} {'/numpy':>8s} {'/torch':>8s}")
-    for row in ROWS:
+    for row in rows:
         for label in ("before", "after"):
             per_round = runs[label]
             tf = statistics.median(x[row]["tenferro"] for x in per_round)

@@ -33,7 +33,16 @@ class CopyStats(NamedTuple):
 _lock = threading.Lock()
 _copies = 0
 _bytes = 0
-_forbid = threading.local()
+
+
+class _Forbid(threading.local):
+    # The class default: a thread that never entered forbid_copies reads 0 without
+    # the AttributeError that `getattr(local, name, 0)` raises and swallows inside
+    # (about 1 µs, on every named copy).
+    depth = 0
+
+
+_forbid = _Forbid()
 
 
 def copy_stats() -> CopyStats:
@@ -59,7 +68,7 @@ def check_copy(op: str, nbytes: int) -> None:
     finds a lossy value, an ``out=`` tensor whose borrow is refused): check
     before copying, and `count_copy` once the copy is made.
     """
-    if getattr(_forbid, "depth", 0):
+    if _forbid.depth:
         raise CopyForbiddenError(
             op,
             f"a physical copy of {nbytes} bytes was attempted inside forbid_copies(); "
@@ -96,7 +105,7 @@ def count_copy(nbytes: int) -> None:
 @contextmanager
 def forbid_copies() -> Iterator[None]:
     """Make any physical copy in this thread raise `CopyForbiddenError` (nestable)."""
-    _forbid.depth = getattr(_forbid, "depth", 0) + 1
+    _forbid.depth += 1
     try:
         yield
     finally:

@@ -43,6 +43,11 @@ class DType(enum.Enum):
     U32 = "uint32"
     U64 = "uint64"
 
+    # Members are singletons compared by identity, so identity hashing is exact; it
+    # runs in C, where Enum's own `__hash__` (hash of the name) is a Python call on
+    # every dict or set lookup of a dtype (`dt.numpy`, `dt in allowed`: hot paths).
+    __hash__ = object.__hash__
+
     @property
     def numpy(self) -> np.dtype[Any]:
         """The numpy dtype with the same memory representation."""

@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_tuple as _np_normalize_axis_tup
 from .errors import IndexOutOfRangeError, ValidationError
 
 __all__ = [
+    "ArgMemo",
     "col_major_strides",
     "element_interval",
     "is_compact_col_major",
@@ -24,6 +25,7 @@ __all__ = [
     "normalize_axis_tuple",
     "normalize_perm",
     "normalize_shape",
+    "quick_axes",
     "shape_size",
     "strict_index",
 ]
@@ -100,12 +102,27 @@ def shape_size(shape: Iterable[int]) -> int:
 
 def col_major_strides(shape: Sequence[int]) -> Shape:
     """Compact column-major strides, in elements."""
+    if shape.__class__ is tuple:
+        hit = _strides_of.get(shape)
+        if hit is not None:
+            return hit
     strides = []
     acc = 1
     for d in shape:
         strides.append(acc)
         acc *= d
-    return tuple(strides)
+    result = tuple(strides)
+    if shape.__class__ is tuple:
+        if len(_strides_of) >= 4096:
+            _strides_of.clear()
+        _strides_of[shape] = result
+    return result
+
+
+#: `col_major_strides` per shape tuple: every view of a tensor and many operations
+#: ask for it, and the loop costs more than a small operation's kernel. Equal
+#: tuples have equal strides (a bool dimension equals its int), so equality keys.
+_strides_of: dict[Shape, Shape] = {}
 
 
 def is_compact_col_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
@@ -245,3 +262,85 @@ def strict_index(x: Any) -> int:
     if isinstance(x, bool):
         raise TypeError("bool is not an integer index")
     return operator.index(x)
+
+
+def permuter(p: Shape) -> Any:
+    """A callable that reorders a tuple by the permutation ``p``: ``t -> (t[p[0]], ...)``.
+
+    `operator.itemgetter` does it in C; a rank below 2 has only the identity.
+    """
+    if len(p) < 2:
+        return _same
+    return operator.itemgetter(*p)
+
+
+def _same(t: Any) -> Any:
+    return t
+
+
+class ArgMemo:
+    """What an argument check computed for a tuple argument, keyed by the tuple itself.
+
+    Per-call checks of a permutation or shape (``(1, 0)``, ``(n,)``) cost more
+    than a small operation's kernel. Code passes the same constant tuple on
+    every call (a tuple literal is one object), so a result is remembered per
+    tuple *object* and per rank, and found again by identity: an equal tuple
+    of other types (``(True, False)`` equals ``(1, 0)``) never hits, and only
+    tuples of exact ints (immutable, checked in full once) are remembered. The
+    memo holds each tuple it remembers, so its ``id`` cannot be reused while
+    the entry lives; it is emptied when it reaches ``max_entries``.
+    """
+
+    __slots__ = ("_entries", "_max")
+
+    def __init__(self, max_entries: int = 1024) -> None:
+        self._entries: dict[int, tuple[Any, int, Any]] = {}
+        self._max = max_entries
+
+    def get(self, key: Any, rank: int) -> Any:
+        """The value remembered for this very ``key`` object at ``rank``, else None."""
+        entry = self._entries.get(id(key))
+        if entry is not None and entry[0] is key and entry[1] == rank:
+            return entry[2]
+        return None
+
+    def put(self, key: Any, rank: int, value: Any) -> None:
+        """Remember ``value`` (not None) for ``key`` at ``rank`` if it is a tuple of ints."""
+        if key.__class__ is not tuple or any(k.__class__ is not int for k in key):
+            return
+        entries = self._entries
+        if len(entries) >= self._max:
+            entries.clear()
+        # INVARIANT: the entry holds `key`, so no other object can take its id.
+        entries[id(key)] = (key, rank, value)
+
+
+def quick_axes(axes: Any, ndim: int) -> Shape | None:
+    """Reduction axes (an int or a tuple of ints) normalised, sorted, distinct and
+    non-empty, or None for anything else (the caller's full check then explains).
+
+    The hot paths' check: one compare for an int; a tuple is checked once and
+    remembered (`ArgMemo`).
+    """
+    if axes.__class__ is int:
+        if -ndim <= axes < ndim:
+            return (axes % ndim,)
+        return None
+    if axes.__class__ is not tuple:
+        return None
+    hit: Shape | None = _quick.get(axes, ndim)
+    if hit is not None:
+        return hit
+    out = []
+    for a in axes:
+        if a.__class__ is not int or not -ndim <= a < ndim:
+            return None
+        out.append(a % ndim)
+    if not out or len(set(out)) != len(out):
+        return None
+    result = tuple(sorted(out))
+    _quick.put(axes, ndim, result)
+    return result
+
+
+_quick = ArgMemo()

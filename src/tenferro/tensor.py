@@ -404,14 +404,17 @@ class Tensor(ArrayMethods, NotCopyable):
     def as_view(self) -> TensorView:
         """A strided read-only view sharing the buffer. Ownership: **borrows**."""
         op = "Tensor.as_view"
-        buf, offset = self._resolve(op)
         st = self._st
+        # A plain host tensor is its own buffer at offset 0 (`_resolve`, inlined: views
+        # are made on the per-call path of indexing and transposes).
+        buf, offset = (st, 0) if st.__class__ is HostBuffer else self._resolve(op)
         if buf.exclusive is not None:
             buf.check_shared(op)
+        root = buf.read_root()
         # The view holds the root itself (a dtype reinterpretation is applied when
         # arrays are made), so every live view is exactly one counted alias.
         view = TensorView._make(
-            buf.read_root(), self._dtype, self._shape, col_major_strides(self._shape), offset, st
+            root, self._dtype, self._shape, col_major_strides(self._shape), offset, st
         )
         holder = buf.exclusive
         if holder is not None:

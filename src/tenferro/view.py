@@ -95,18 +95,22 @@ class _ViewBase(ArrayMethods, NotCopyable):
         return root
 
     def _strided(self, op: str) -> np.ndarray[Any, Any]:
-        root = self._typed_root(op)
+        root = self._root(op)
+        want = self._dtype.numpy
+        if root.dtype is not want and root.dtype != want:
+            root = root.view(want)
         shape = self._shape
-        if shape_size(shape) == 0:
+        if 0 in shape:
             return root[0:0].reshape(shape)
         isz = root.itemsize
-        return np.ndarray(
-            shape,
-            root.dtype,
-            buffer=root,
-            offset=self._offset * isz,
-            strides=tuple(s * isz for s in self._strides),
-        )
+        key = (self._strides, isz)
+        strides = _byte_strides.get(key)
+        if strides is None:
+            strides = tuple([s * isz for s in self._strides])
+            if len(_byte_strides) >= 4096:
+                _byte_strides.clear()
+            _byte_strides[key] = strides
+        return np.ndarray(shape, want, root, self._offset * isz, strides)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy ufuncs read a view through a shared borrow (``np.asarray(view)``);
@@ -128,39 +132,45 @@ class _ViewBase(ArrayMethods, NotCopyable):
 
     def slice_view(self, index: Any) -> Any:
         """numpy-style basic indexing with ints, slices (any non-zero step) and ``...``."""
-        op = f"{self._kind}.slice_view"
         idx = index if isinstance(index, tuple) else (index,)
-        n_ell = sum(1 for i in idx if i is Ellipsis)
+        shape = self._shape
+        rank = len(shape)
+        n_ell = 0
+        for item in idx:
+            if item is Ellipsis:
+                n_ell += 1
         if n_ell > 1:
             raise ValidationError(
-                op,
+                f"{self._kind}.slice_view",
                 "an index can only have one ellipsis (...); use at most one",
                 kind="INVALID_INDEX",
             )
         n_real = len(idx) - n_ell
-        if n_real > len(self._shape):
+        if n_real > rank:
             raise ValidationError(
-                op,
-                f"too many indices ({n_real}) for a rank-{len(self._shape)} view; "
-                f"pass at most {len(self._shape)}",
+                f"{self._kind}.slice_view",
+                f"too many indices ({n_real}) for a rank-{rank} view; pass at most {rank}",
                 kind="INVALID_INDEX",
                 index=index,
             )
         if n_ell:
-            pos = next(i for i, x in enumerate(idx) if x is Ellipsis)
-            fill = (slice(None),) * (len(self._shape) - n_real)
+            pos = next(i for i, x in enumerate(idx) if x is Ellipsis)  # `is`: no __eq__
+            fill = (slice(None),) * (rank - n_real)
             idx = idx[:pos] + fill + idx[pos + 1 :]
-        idx = idx + (slice(None),) * (len(self._shape) - len(idx))
-        shape: list[int] = []
-        strides: list[int] = []
+        elif n_real < rank:
+            idx = idx + (slice(None),) * (rank - n_real)
+        out_shape: list[int] = []
+        out_strides: list[int] = []
         offset = self._offset
-        for axis, (item, dim, stride) in enumerate(
-            zip(idx, self._shape, self._strides, strict=True)
-        ):
-            if isinstance(item, slice):
+        strides = self._strides
+        for axis in range(rank):
+            item = idx[axis]
+            dim = shape[axis]
+            stride = strides[axis]
+            if item.__class__ is slice:
                 if item.step is not None and _is_zero(item.step):
                     raise ValidationError(
-                        op,
+                        f"{self._kind}.slice_view",
                         f"slice step cannot be zero (axis {axis}); use a non-zero step "
                         "(a negative step walks backwards)",
                         kind="INVALID_INDEX",
@@ -171,44 +181,49 @@ class _ViewBase(ArrayMethods, NotCopyable):
                     start, stop, step = item.indices(dim)
                 except TypeError:
                     raise ValidationError(
-                        op,
+                        f"{self._kind}.slice_view",
                         f"slice start, stop and step must be ints or None, got {item!r}",
                         kind="INVALID_INDEX",
                         index=index,
                     ) from None
                 length = len(range(start, stop, step))
-                offset += start * stride if length else 0
-                shape.append(length)
+                if length:
+                    offset += start * stride
+                out_shape.append(length)
                 # An axis of one element (or none) never steps: keeping its stride stops
                 # a huge step (2**63) from making a stride numpy cannot represent.
-                strides.append(stride * step if length > 1 else stride)
+                out_strides.append(stride * step if length > 1 else stride)
                 continue
-            if isinstance(item, bool):
-                raise ValidationError(
-                    op,
-                    f"boolean index {item!r} cannot make a view; use ints and slices",
-                    kind="INVALID_INDEX",
-                    index=index,
-                )
-            try:
-                i = operator.index(item)
-            except TypeError:
-                raise ValidationError(
-                    op,
-                    f"index entries must be ints, slices or ... (new axes, arrays and masks "
-                    f"cannot make a strided view), got {item!r}",
-                    kind="INVALID_INDEX",
-                    index=index,
-                ) from None
+            if item.__class__ is int:
+                i = item
+            else:
+                i = _index_entry(f"{self._kind}.slice_view", item, index)
             if not -dim <= i < dim:
-                raise _out_of_range(op, index, i, axis, dim)
+                raise _out_of_range(f"{self._kind}.slice_view", index, i, axis, dim)
             offset += (i % dim) * stride
-        return self._derive(tuple(shape), tuple(strides), offset)
+        return self._derive(tuple(out_shape), tuple(out_strides), offset)
 
     def reshape_view(self, shape: Any) -> Any:
         """Reinterpret a compact column-major view with a new shape. No copy."""
+        isz = self._dtype.itemsize
+        hit = _reshapes.get((shape, isz)) if shape.__class__ is tuple else None
+        if hit is not None:
+            # An equal shape was checked before: its size and strides. Only a tuple
+            # of exact ints is the same shape (a bool or a float entry compares
+            # equal to an int), and a compact source view needs nothing else checked.
+            for d in shape:
+                if d.__class__ is not int:
+                    break
+            else:
+                size, strides = hit
+                own = self._shape
+                if size == shape_size(own) and self._strides == col_major_strides(own):
+                    return self._derive(shape, strides, self._offset)
         op = f"{self._kind}.reshape_view"
-        new = normalize_shape(shape, op, self._dtype.itemsize)
+        new = normalize_shape(shape, op, isz)
+        if len(_reshapes) >= 4096:
+            _reshapes.clear()
+        _reshapes[(new, isz)] = (shape_size(new), col_major_strides(new))
         if shape_size(new) != self.size:
             raise ValidationError(
                 op,
@@ -329,6 +344,14 @@ class _ViewBase(ArrayMethods, NotCopyable):
     def __repr__(self) -> str:
         """The values in their shape (row-major display), dtype and the view's layout."""
         return _array_methods.array_repr(self)
+
+
+#: `reshape_view`'s checked shapes: ``(size, strides)`` per (shape, itemsize).
+_reshapes: dict[tuple[Shape, int], tuple[int, Shape]] = {}
+
+#: Byte strides per (element strides, itemsize): every array a view hands out needs
+#: them, and the loop costs as much as the numpy array itself.
+_byte_strides: dict[tuple[Shape, int], Shape] = {}
 
 
 class TensorView(_ViewBase):
@@ -528,6 +551,27 @@ def _element_value(op: str, value: Any, dtype: DType) -> Any:
         noun="value",
         hint=" (convert it yourself, e.g. round(value) or value.real, if the loss is intended)",
     )
+
+
+def _index_entry(op: str, item: Any, index: Any) -> int:
+    """An index entry that is not a slice, as an int (refusing bools and non-integers)."""
+    if isinstance(item, bool):
+        raise ValidationError(
+            op,
+            f"boolean index {item!r} cannot make a view; use ints and slices",
+            kind="INVALID_INDEX",
+            index=index,
+        )
+    try:
+        return operator.index(item)
+    except TypeError:
+        raise ValidationError(
+            op,
+            f"index entries must be ints, slices or ... (new axes, arrays and masks "
+            f"cannot make a strided view), got {item!r}",
+            kind="INVALID_INDEX",
+            index=index,
+        ) from None
 
 
 def _out_of_range(op: str, index: Any, i: int, axis: int, dim: int) -> ValidationError:

@@ -29,6 +29,17 @@ def results() -> list[CaseResult]:
         "reshape_view",
         "slice_view",
         "einsum",
+        "tfr.add",
+        "a + b",
+        "a * 2.0",
+        "tfr.exp",
+        "tfr.sum",
+        "axis-0 sum (tfr.sum)",
+        "tfr.matmul",
+        "a @ b",
+        "x[0:2, :]",
+        "tfr.permute_dims",
+        "tfr.reshape",
     ],
 )
 def test_every_family_has_a_per_call_row_at_16_and_4096_elements(

@@ -129,7 +129,7 @@ def test_into_vec_col_major_is_refused_while_an_engine_op_reads_the_tensor(
     eng: tfr.CpuEngine, held_run: Gate
 ) -> None:
     a = t_([1.0, 2.0])
-    with in_flight(held_run, lambda: eng.reduce_sum(a, (0,))):  # axes: the general path
+    with in_flight(held_run, lambda: eng.reduce_max(a, (0,))):  # max over axes: the general path
         refused_in_use(a.into_vec_col_major)
         assert not a.is_moved
     _, vec = a.into_vec_col_major()
@@ -245,15 +245,34 @@ def test_the_full_reduction_hot_path_pins_its_tensor(
 
     class WaitingAdd:
         @staticmethod
-        def reduce(x: Any) -> Any:
+        def reduce(*args: Any) -> Any:
             gate.hold()
-            return np.add.reduce(x)
+            return np.add.reduce(*args)
 
     monkeypatch.setitem(reduction._UFUNC, "reduce_sum", WaitingAdd)
     a = t_([1.0, 2.0])
     with in_flight(gate, lambda: eng.reduce_sum(a)) as result:
         refused_in_use(a.map_write)
     assert result[0].to_numpy() == 3.0
+    assert not host.reading
+
+
+def test_the_axes_reduction_hot_path_pins_its_tensor(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+
+    class WaitingAdd:
+        @staticmethod
+        def reduce(*args: Any) -> Any:
+            gate.hold()
+            return np.add.reduce(*args)
+
+    monkeypatch.setitem(reduction._UFUNC, "reduce_sum", WaitingAdd)
+    a = t_([[1.0, 2.0], [3.0, 4.0]])
+    with in_flight(gate, lambda: eng.reduce_sum(a, 0)) as result:
+        refused_in_use(a.map_write)
+    assert result[0].to_numpy().tolist() == [4.0, 6.0]
     assert not host.reading
 
 

@@ -1,7 +1,9 @@
 """Per-call cost and large strided copies, side by side with numpy and (if installed) torch.
 
 Issue 12's table: at 16 and 4096 elements (F64, one thread), each operation
-family's per-call time against numpy's and torch CPU's, plus transposes of
+family's per-call time against numpy's and torch CPU's (engine methods, view
+transforms, and the namespace: ``tfr.*`` functions, operators, indexing),
+plus transposes of
 256x256 and 2048x2048 matrices (strided copies) and a 3-d permute. The numpy
 and torch contenders read the very memory the tensors own and do the same
 physical work: tensors are column-major, so a tenferro transpose is, byte for
@@ -74,6 +76,10 @@ def _per_call(
     quick: bool,
 ) -> list[CaseResult]:
     """The per-call rows at ``n`` elements (``side`` x ``side`` for the matrix rows)."""
+    import tenferro
+
+    # The namespace functions are attributes the package re-exports at import time.
+    tfr: Any = tenferro
     results: list[CaseResult] = []
     inner = (200 if quick else 2000) if n == 16 else (50 if quick else 500)
     group = f"per call, {n} elements"
@@ -127,6 +133,38 @@ def _per_call(
             lambda: eng.einsum("ij,jk->ik", m, k),
             lambda: np.einsum("ij,jk->ik", mn, kn),
             lambda: torch.einsum("ij,jk->ik", mt, kt),
+        ),
+        # The namespace (array API functions and operators) on the default engine.
+        ("tfr.add", lambda: tfr.add(x, y), lambda: np.add(xn, yn), lambda: torch.add(xt, yt)),
+        ("a + b", lambda: x + y, lambda: xn + yn, lambda: xt + yt),
+        ("a * 2.0", lambda: x * 2.0, lambda: xn * 2.0, lambda: xt * 2.0),
+        ("tfr.exp", lambda: tfr.exp(x), lambda: np.exp(xn), lambda: torch.exp(xt)),
+        ("tfr.sum", lambda: tfr.sum(x), lambda: np.sum(xn), lambda: torch.sum(xt)),
+        (
+            "axis-0 sum (tfr.sum)",
+            lambda: tfr.sum(m, axis=0),
+            lambda: np.sum(mn, axis=0),
+            lambda: torch.sum(mt, dim=0),
+        ),
+        (
+            f"tfr.matmul {side}x{side}",
+            lambda: tfr.matmul(m, k),
+            lambda: np.matmul(mn, kn),
+            lambda: torch.matmul(mt, kt),
+        ),
+        (f"a @ b {side}x{side}", lambda: m @ k, lambda: mn @ kn, lambda: mt @ kt),
+        ("x[0:2, :]", lambda: m[0:2, :], lambda: mn[0:2, :], lambda: mt[0:2, :]),
+        (
+            f"tfr.reshape {n} -> {side}x{side}",
+            lambda: tfr.reshape(x, (side, side)),
+            lambda: xn.reshape(side, side),
+            lambda: xt.reshape(side, side),
+        ),
+        (
+            "tfr.permute_dims",
+            lambda: tfr.permute_dims(m, (1, 0)),
+            lambda: np.permute_dims(mn, (1, 0)),
+            lambda: torch.permute(mt, (1, 0)),
         ),
     ]
     for label, tf, npf, thf in rows:

@@ -21,7 +21,7 @@ from ..dtype import DType, scalar_as_dtype
 from ..errors import DTypeError, ValidationError
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
 from .large import LARGE_MIN as _LARGE_MIN
 from .large import binary as _large_binary
@@ -350,7 +350,7 @@ class ElementwiseOps(EngineBase):
                 # `owner` (EngineBase._run).
                 del flat, owner
                 raise
-            return self._wrap(t._shape, dt, owner, flat)
+            return _pooled(t._shape, dt, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).

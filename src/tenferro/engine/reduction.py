@@ -21,10 +21,10 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
-from ..layout import normalize_axes, shape_size
+from ..layout import normalize_axes, quick_axes, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ._base import EngineBase, Reads
 
 __all__ = ["ReductionOps"]
@@ -32,18 +32,50 @@ __all__ = ["ReductionOps"]
 Array = np.ndarray[Any, Any]
 _INTISH = frozenset({DType.BOOL, DType.I32, DType.I64})
 _new = object.__new__
+_divide = np.divide
 _reading = _host.reading  # bound by assignment: see elementwise.py
 # Full reductions of these dtypes keep the dtype and have a value for every
 # non-empty input, so they take the hot path (see `_full_fast`).
 _FLOAT_T = (DType.F64, DType.F32)
 _FLOATING_T = (DType.F64, DType.F32, DType.C64, DType.C32)
-_UFUNC = {
+_UFUNC: dict[str, Any] = {
     "reduce_sum": np.add,
     "reduce_prod": np.multiply,
     "reduce_max": np.maximum,
     "reduce_min": np.minimum,
     "reduce_mean": np.add,
 }
+
+
+_Plan = tuple[tuple[int, ...], tuple[int, ...], "tuple[int, ...] | None", Any, int]
+#: `_plan` per (shape, axes, keepdims): the shapes of the hot path cost more to
+#: build than a small reduction's kernel.
+_plans: dict[tuple[tuple[int, ...], tuple[int, ...], bool], _Plan] = {}
+
+
+def _plan(shape: tuple[int, ...], ax: tuple[int, ...], keepdims: bool) -> _Plan:
+    """``(out_shape, src_shape, red_shape, rax, size)`` of `_axes_fast` (remembered).
+
+    ``src_shape``: the input's reversed shape (its row-major view); ``rax``: the
+    reduced axes in that view (an int for one axis: numpy parses it faster);
+    ``red_shape``: the reversed shape of the result without the reduced axes
+    (None when the flat buffer already has it); ``size``: its element count.
+    """
+    rank = len(shape)
+    kept = tuple([d for i, d in enumerate(shape) if i not in ax])
+    out_shape = tuple([1 if i in ax else d for i, d in enumerate(shape)]) if keepdims else kept
+    rev = tuple([rank - 1 - i for i in ax])
+    plan: _Plan = (
+        out_shape,
+        shape[::-1],
+        None if len(kept) == 1 else kept[::-1],
+        rev[0] if len(rev) == 1 else rev,
+        shape_size(kept),
+    )
+    if len(_plans) >= 1024:
+        _plans.clear()
+    _plans[(shape, ax, keepdims)] = plan
+    return plan
 
 
 class ReductionOps(EngineBase):
@@ -71,18 +103,83 @@ class ReductionOps(EngineBase):
             n = len(fa)
             if st.exclusive is not None or not n:
                 return None  # the general path refuses or handles it
-            value = _UFUNC[name].reduce(fa)
-            if name == "reduce_mean":
-                value = value / n
             owner = self._pool.acquire(fa.dtype, 1)
-            # INVARIANT: the one element of the rank-0 result is written here.
-            owner[0] = value
+            flat = owner if len(owner) == 1 else owner[:1]
+            try:
+                # INVARIANT: the one element of the rank-0 result is written here: the
+                # reduction of all n elements with keepdims has flat's shape (1,),
+                # written in place (no numpy scalar, no item assignment).
+                _UFUNC[name].reduce(fa, 0, None, flat, True)
+                if name == "reduce_mean":
+                    _divide(flat, n, flat)
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
+                raise
             r: Tensor = _new(Tensor)
             r._shape = ()
             r._dtype = dt
-            r._st = HostBuffer(owner, owner if len(owner) == 1 else owner[:1], self._recycler)
+            r._st = HostBuffer(owner, flat, self._recycler)
             r._moved = None
             return r
+        except BaseException:
+            # The traceback keeps this frame's `fa`, the operand's internal array:
+            # never pool the operand's buffer (Reads.__exit__).
+            st.recycler = None
+            raise
+        finally:
+            _reading.remove(st)
+
+    def _axes_fast(self, name: str, t: Any, axes: Any, keepdims: bool = False) -> Tensor | None:
+        """``reduce_sum``/``reduce_prod`` of a plain host float tensor over ``axes``, or None.
+
+        ``axes``: an int or a tuple of ints (checked by `layout.quick_axes`; None
+        for anything else, which the general path checks and explains).
+        ``keepdims`` keeps reduced axes as length one (the namespace's option). The
+        hot path of a reduction over some axes: pin, then check for a writer, one
+        ``ufunc.reduce`` over the row-major view of the reversed shape (the
+        column-major array's twin, see `structural._perm`: no ``order="F"``
+        reshape) into the pooled output, viewed the same way.
+        """
+        if t.__class__ is not Tensor:
+            return None
+        st = t._st
+        dt = t._dtype
+        if st.__class__ is not HostBuffer or dt not in _FLOATING_T:
+            return None
+        shape = t._shape
+        ax = quick_axes(axes, len(shape))
+        if ax is None:
+            return None
+        key = (shape, ax, keepdims)
+        plan = _plans.get(key)
+        if plan is None:
+            plan = _plan(shape, ax, keepdims)
+        out_shape, src_shape, red_shape, rax, size = plan
+        _reading.append(st)
+        try:
+            if st.exclusive is not None:
+                return None  # the general path refuses it
+            fa = st.flat
+            owner = self._pool.acquire(fa.dtype, size)
+            flat = owner if len(owner) == size else owner[:size]
+            try:
+                # The reduction of the reversed row-major view over the reversed axes
+                # has exactly the shape `red_shape` of the output's row-major view
+                # (keepdims only adds length-one axes): every element is written.
+                _UFUNC[name].reduce(
+                    fa.reshape(src_shape),
+                    rax,
+                    None,
+                    flat if red_shape is None else flat.reshape(red_shape),
+                )
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
+                raise
+            return _pooled(out_shape, dt, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).
@@ -150,16 +247,22 @@ class ReductionOps(EngineBase):
 
     def reduce_sum(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Sum over ``axes`` (None: all, a rank-0 result; ``()``: none). BOOL gives I64."""
-        if axes is None and out is None:
-            r = self._full_fast("reduce_sum", t, _FLOATING_T)
+        if out is None:
+            if axes is None:
+                r = self._full_fast("reduce_sum", t, _FLOATING_T)
+            else:
+                r = self._axes_fast("reduce_sum", t, axes)
             if r is not None:
                 return r
         return self._reduce("reduce_sum", t, axes, out)
 
     def reduce_prod(self, t: Any, axes: Any = None, out: Tensor | None = None) -> Tensor:
         """Product over ``axes`` (None: all; ``()``: none). BOOL gives I64."""
-        if axes is None and out is None:
-            r = self._full_fast("reduce_prod", t, _FLOATING_T)
+        if out is None:
+            if axes is None:
+                r = self._full_fast("reduce_prod", t, _FLOATING_T)
+            else:
+                r = self._axes_fast("reduce_prod", t, axes)
             if r is not None:
                 return r
         return self._reduce("reduce_prod", t, axes, out)

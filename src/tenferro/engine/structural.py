@@ -21,17 +21,25 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, as_dtype
 from ..errors import DTypeError, RuntimeStateError, ValidationError
-from ..layout import normalize_axis, normalize_perm, normalize_shape, shape_size, strict_index
+from ..layout import (
+    ArgMemo,
+    col_major_strides,
+    normalize_axis,
+    normalize_perm,
+    normalize_shape,
+    shape_size,
+    strict_index,
+)
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
+from ..tensor import Tensor, _pooled
 from ..view import TensorView
 from ._base import EngineBase, Reads, check_out
 
@@ -52,8 +60,9 @@ _TILE = 64
 #: in cache), and the Python loop over tiles would only add per-tile cost.
 _BLOCK_MIN = 1 << 18
 
-#: Validated permutations, keyed by (perm, rank): ``(p, q)``, see `_perm`.
-_perms: dict[tuple[Any, int], tuple[Shape, Shape]] = {}
+#: Validated permutations ``(p, q)`` (see `_perm`), per perm tuple and rank; found by
+#: identity, so ``(True, False)`` never passes for a remembered ``(1, 0)``.
+_perms = ArgMemo()
 
 
 def copy_strided(dst: Array, src: Array) -> None:
@@ -85,6 +94,43 @@ def copy_strided(dst: Array, src: Array) -> None:
             _copyto(dst[key], src[key])
 
 
+#: Up to this many elements a strided copy is one ``take`` with a remembered index
+#: array (`gather_index`): a single C call, where building the strided numpy
+#: view and assigning it costs about twice as much at 16 elements (measured: the
+#: two meet near 2048 elements, and ``take`` takes twice as long at 4096).
+_GATHER_MAX = 1024
+#: ``take``'s mode: "clip" never buffers ``out=`` (the default "raise" copies
+#: through a temporary, half the cost at 16 elements) and can never read outside
+#: the source; the indices are in range by construction.
+_TAKE_MODE: Final = "clip"
+#: Gather indices per (shape, strides), at most this many (each <= 8 KiB).
+_GATHER_KEPT = 256
+_gathers: dict[tuple[Shape, Shape], tuple[Array, int]] = {}
+
+
+def gather_index(shape: Shape, strides: Shape) -> tuple[Array, int]:
+    """``(idx, lo)``: element ``k`` (column-major order) of the strided layout
+    ``(shape, strides, offset)`` is ``buffer[offset + lo + idx[k]]``, remembered.
+
+    ``lo`` (<= 0) is the lowest relative position (negative strides), so every
+    index is non-negative and ``buffer[offset + lo:].take(idx)`` reads the layout.
+    """
+    key = (shape, strides)
+    hit = _gathers.get(key)
+    if hit is not None:
+        return hit
+    pos: Array = np.zeros((), np.intp)
+    for d, s in zip(shape, strides, strict=True):
+        pos = np.add.outer(pos, np.arange(d, dtype=np.intp) * s)
+    lo = sum(s * (d - 1) for d, s in zip(shape, strides, strict=True) if s < 0 and d)
+    idx = pos.reshape(-1, order="F") - lo
+    idx.flags.writeable = False
+    if len(_gathers) >= _GATHER_KEPT:
+        _gathers.clear()
+    _gathers[key] = (idx, lo)
+    return idx, lo
+
+
 def _fastest(arr: Array) -> int:
     """The axis of ``arr`` with the smallest stride among axes longer than 1."""
     shape = arr.shape
@@ -103,15 +149,36 @@ def _perm(perm: Any, ndim: int, op: str) -> tuple[Shape, Shape]:
     reversal of ``C.transpose(q)`` where ``C`` is the row-major view of ``x``'s
     memory and ``q[k] = ndim - 1 - p[ndim - 1 - k]``.
     """
-    key = (perm, ndim)
-    hit = _perms.get(key) if perm.__class__ is tuple else None
+    hit: tuple[Shape, Shape] | None = _perms.get(perm, ndim)
     if hit is not None:
         return hit
     p = normalize_perm(perm, ndim, op)
     q = tuple(ndim - 1 - p[ndim - 1 - k] for k in range(ndim))
-    if perm.__class__ is tuple and len(_perms) < 4096:
-        _perms[key] = (p, q)
+    _perms.put(perm, ndim, (p, q))
     return p, q
+
+
+_TPlan = tuple[Any, Shape, Shape, "Array | None"]
+#: `transpose`'s plans per (shape, perm): the perm object itself, ``q`` (see `_perm`),
+#: the output shape and, for small tensors, the gather index.
+_tplans: dict[tuple[Shape, Any], _TPlan] = {}
+
+
+def _transpose_plan(shape: Shape, perm: Any, op: str) -> _TPlan:
+    """Check ``perm`` for a compact tensor of ``shape`` and plan its transpose
+    (remembered for a tuple of ints)."""
+    p, q = _perm(perm, len(shape), op)
+    out_shape = tuple([shape[i] for i in p])
+    idx = None
+    if shape_size(shape) <= _GATHER_MAX:
+        strides = col_major_strides(shape)
+        idx = gather_index(out_shape, tuple([strides[i] for i in p]))[0]
+    plan: _TPlan = (perm, q, out_shape, idx)
+    if perm.__class__ is tuple and all(i.__class__ is int for i in perm):
+        if len(_tplans) >= _GATHER_KEPT:
+            _tplans.clear()
+        _tplans[(shape, perm)] = plan
+    return plan
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
@@ -201,24 +268,33 @@ class StructuralOps(EngineBase):
             # in elementwise.py), the output straight from the pool.
             st = t._st
             shape = t._shape
-            p, q = _perm(perm, len(shape), op)
+            plan = _tplans.get((shape, perm)) if perm.__class__ is tuple else None
+            if plan is None or plan[0] is not perm:
+                # INVARIANT: a plan is used only for the very perm object it was made
+                # for (an equal tuple of bools or floats is checked, and refused).
+                plan = _transpose_plan(shape, perm, op)
+            _, q, out_shape, idx = plan
             _reading.append(st)
             try:
                 if st.exclusive is None:
                     fa = st.flat
                     n = len(fa)
-                    out_shape = tuple([shape[i] for i in p])
                     owner = self._pool.acquire(fa.dtype, n)
                     flat = owner if len(owner) == n else owner[:n]
                     try:
-                        # Row-major views of both (see `_perm`): the source has the
-                        # destination's shape, so every element of flat is written.
-                        dst = flat.reshape(out_shape[::-1])
-                        src = fa.reshape(shape[::-1]).transpose(q)
-                        if n < _BLOCK_MIN:
-                            dst[...] = src  # copy_strided's small case, inlined
+                        if idx is not None:
+                            # The output's column-major order read from the input's
+                            # layout: take writes every element of flat.
+                            fa.take(idx, None, flat, _TAKE_MODE)
                         else:
-                            copy_strided(dst, src)
+                            # Row-major views of both (see `_perm`): the source has
+                            # the destination's shape, so every element is written.
+                            dst = flat.reshape(out_shape[::-1])
+                            src = fa.reshape(shape[::-1]).transpose(q)
+                            if n < _BLOCK_MIN:
+                                dst[...] = src  # copy_strided's small case, inlined
+                            else:
+                                copy_strided(dst, src)
                     except BaseException:
                         # Dropped, never pooled: the traceback keeps this frame's
                         # writable `dst` (EngineBase._run).
@@ -443,6 +519,45 @@ class StructuralOps(EngineBase):
         `RuntimeStateError`.
         """
         op = "CpuEngine.to_contiguous"
+        if out is None and t.__class__ is TensorView:
+            # Hot path: a shared view (a counted alias of its buffer, so no writer can
+            # be granted while it lives: no pin needed), copied into a pooled output.
+            shape = t._shape
+            dt = t._dtype
+            strides = t._strides
+            hit = _gathers.get((shape, strides))
+            n = len(hit[0]) if hit is not None else shape_size(shape)
+            nbytes = n * dt.itemsize
+            check_copy(op, nbytes)
+            if n <= _GATHER_MAX:
+                root = t._base
+                want = dt.numpy
+                if root.dtype is not want and root.dtype != want:
+                    root = root.view(want)
+                idx, lo = hit if hit is not None else gather_index(shape, strides)
+                start = t._offset + lo
+                x = root[start:] if start else root
+            else:
+                # The view reversed (the row-major twin of the column-major output, see
+                # `_perm`): default-order reshapes are cheaper than order="F".
+                x = t._strided(op).T
+            owner = self._pool.acquire(x.dtype, n)
+            flat = owner if len(owner) == n else owner[:n]
+            try:
+                if n <= _GATHER_MAX:
+                    # idx names every element of the view in column-major order:
+                    # take writes all n elements of flat.
+                    x.take(idx, None, flat, _TAKE_MODE)
+                else:
+                    # x has the output's reversed shape: every element of flat is written.
+                    copy_strided(flat.reshape(shape[::-1]), x)
+            except BaseException:
+                # Dropped, never pooled: the traceback keeps this frame's writable
+                # `owner` (EngineBase._run).
+                del flat, owner
+                raise
+            count_copy(nbytes)
+            return _pooled(shape, dt, owner, flat, self._recycler)
         if isinstance(t, Tensor):
             st = t._live(op)
             if st.__class__ is not HostBuffer and not getattr(st, "host_addressable", False):
@@ -462,29 +577,6 @@ class StructuralOps(EngineBase):
                     kind="NOT_HOST",
                     memory_kind=t.placement.memory_kind,
                 )
-        elif out is None and t.__class__ is TensorView:
-            # Hot path: a shared view (a counted alias of its buffer, so no writer can
-            # be granted while it lives: no pin needed), copied into a pooled output.
-            shape = t._shape
-            dt = t._dtype
-            # The view reversed (the row-major twin of the column-major output, see
-            # `_perm`): default-order reshapes are cheaper than order="F".
-            x = t._strided(op).T
-            n = x.size
-            nbytes = n * dt.itemsize
-            check_copy(op, nbytes)
-            owner = self._pool.acquire(x.dtype, n)
-            flat = owner if len(owner) == n else owner[:n]
-            try:
-                # x has the output's reversed shape: every element of flat is written.
-                copy_strided(flat.reshape(shape[::-1]), x)
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase._run).
-                del flat, owner
-                raise
-            count_copy(nbytes)
-            return self._wrap(shape, dt, owner, flat)
         with Reads() as reads:
             x, dt, shape = reads.operand(t, op)
             nbytes = shape_size(shape) * dt.itemsize

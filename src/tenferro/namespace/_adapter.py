@@ -41,11 +41,12 @@ __all__ = [
     "descriptor",
     "emit",
     "emit_kernel",
+    "engine",
     "is_array",
-    "plain_pair",
+    "permuted_view",
     "read_all",
     "ufunc_into",
-    "unary_fast",
+    "unary_function",
     "view_base",
     "view_like",
     "write",
@@ -59,6 +60,10 @@ ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
 
 _new = object.__new__
 _BOOL = DType.BOOL
+_F64 = DType.F64
+_C64 = DType.C64
+#: Python ints up to this magnitude convert to float64 exactly.
+_EXACT_INT = 2**53
 _reading = _host.reading
 
 
@@ -71,17 +76,6 @@ def is_owner(x: Any) -> bool:
     return isinstance(x, Tensor)
 
 
-def plain_pair(a: Any, b: Any) -> bool:
-    """Two plain host tensors of one dtype (the engine's fast paths take them as they are)."""
-    return (
-        a.__class__ is Tensor
-        and b.__class__ is Tensor
-        and a._dtype is b._dtype
-        and a._st.__class__ is HostBuffer
-        and b._st.__class__ is HostBuffer
-    )
-
-
 def derive_view(x: Any, shape: Shape, strides: Shape, offset: int) -> Any:
     """A view of ``x``'s buffer with the given descriptor (in elements of x's dtype).
 
@@ -90,6 +84,23 @@ def derive_view(x: Any, shape: Shape, strides: Shape, offset: int) -> Any:
     """
     v = x.as_view() if isinstance(x, Tensor) else x
     return v._derive(shape, strides, offset)
+
+
+def permuted_view(x: Any, permute: Callable[[Shape], Shape]) -> Any:
+    """The view of ``x`` with its axes reordered by ``permute`` (`layout.permuter` of a
+    checked permutation).
+
+    Borrows: a `Tensor` through `as_view` (refused while exclusively borrowed),
+    a view as it is; only the descriptor changes.
+    """
+    if isinstance(x, Tensor):
+        v = x.as_view()
+        # INVARIANT: `v` was made by this call and nobody else holds it, so its
+        # descriptor can be permuted in place (one view object instead of two).
+        v._shape = permute(v._shape)
+        v._strides = permute(v._strides)
+        return v
+    return x._derive(permute(x._shape), permute(x._strides), x._offset)
 
 
 def descriptor(x: Any) -> tuple[Shape, Shape, int]:
@@ -135,10 +146,13 @@ def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
     return [reads.operand(x, op)[0] if isinstance(x, ARRAY_TYPES) else x for x in xs]
 
 
-def _engine() -> CpuEngine:
-    # `default_engine()` inlined: the thread's current engine (`with eng:`), if any.
+def engine() -> CpuEngine:
+    """The calling thread's default engine (`default_engine`, inlined: ``with eng:``'s, if any)."""
     eng = _cpu._state.current
     return eng if eng is not None else default_engine()
+
+
+_engine = engine
 
 
 def binary_function(
@@ -148,8 +162,12 @@ def binary_function(
 
     The hot path takes two plain host tensors of one shape and an ``allowed``
     dtype through the same steps as the engine's own binary fast path (pin both,
-    check for a writer, take a pooled buffer, one ufunc call); anything else
-    (views, scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
+    check for a writer, take a pooled buffer, one ufunc call); a plain F64 or C64
+    tensor with a Python float or int (``x * 2.0``, ``1 - x``) takes the same
+    steps with the scalar passed as it is. Anything else (views, other scalars,
+    broadcasting, promotion, errors) goes to ``general(x1, x2)``. Like numpy's
+    own calls, the hot paths leave floating-point warnings (overflow, division
+    by zero) as numpy gives them; the general path silences them.
     """
     if ufunc is np.maximum or ufunc is np.minimum:
         # numpy deprecates a positional out= for these two.
@@ -207,72 +225,116 @@ def binary_function(
                         raise
                     finally:
                         _reading.remove(pin)
+        else:
+            c1 = x1.__class__
+            c2 = x2.__class__
+            if c1 is Tensor and (c2 is float or c2 is int):
+                r = scalar(x1, x2, False)
+                if r is not None:
+                    return r
+            elif c2 is Tensor and (c1 is float or c1 is int):
+                r = scalar(x2, x1, True)
+                if r is not None:
+                    return r
         return general(x1, x2)
+
+    def scalar(t: Tensor, value: Any, first: bool) -> Any:
+        """``t`` (a plain F64 or C64 tensor) with a Python float or int, or None.
+
+        The standard's result is ``t``'s dtype (a weak scalar), and numpy reads a
+        Python float, or an int of at most 2**53, exactly as that dtype: the value
+        goes to the ufunc as it is, where `general` would make a 0-d array of it.
+        """
+        st = t._st
+        dt = t._dtype
+        if st.__class__ is not HostBuffer or not (dt is _F64 or dt is _C64) or dt not in allowed:
+            return None
+        if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
+            return None
+        _reading.append(st)
+        try:
+            if st.exclusive is not None:
+                return None  # the general path refuses it
+            fa = st.flat
+            n = len(fa)
+            eng = _cpu._state.current
+            if eng is None:
+                eng = default_engine()
+            out_dt = _BOOL if out_bool else dt
+            owner = eng._pool.acquire(out_dt.numpy, n)
+            flat = owner if len(owner) == n else owner[:n]
+            try:
+                # The tensor holds exactly n elements and the scalar broadcasts: the
+                # ufunc writes all of flat.
+                if first:
+                    call(value, fa, flat)
+                else:
+                    call(fa, value, flat)
+            except BaseException:
+                del flat, owner  # dropped, never pooled (see fn)
+                raise
+            return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
+        except BaseException:
+            st.recycler = None  # a traceback keeps `fa` (see fn)
+            raise
+        finally:
+            _reading.remove(st)
 
     return fn
 
 
-def _fast_one(
-    x: Any,
-    allowed: tuple[DType, ...],
-    size: int | None,
-    shape: Shape | None,
-    kernel: Callable[[Array, Array], Any],
-) -> Any:
-    """The hot path of a one-operand function on a plain host tensor of an ``allowed``
-    dtype, or None: ``kernel(fa, flat)`` writes all ``size`` elements (default: the
-    input's) of a pooled output of the input's dtype and ``shape`` (default: the
-    input's)."""
-    if x.__class__ is not Tensor:
-        return None
-    st = x._st
-    dt = x._dtype
-    if st.__class__ is not HostBuffer or dt not in allowed:
-        return None
-    _reading.append(st)
-    try:
-        if st.exclusive is not None:
-            return None
-        fa = st.flat
-        n = len(fa) if size is None else size
-        eng = _cpu._state.current
-        if eng is None:
-            eng = default_engine()
-        owner = eng._pool.acquire(fa.dtype, n)
-        flat = owner if len(owner) == n else owner[:n]
-        try:
-            kernel(fa, flat)
-        except BaseException:
-            del flat, owner  # dropped, never pooled (see binary_function)
-            raise
-        return _pooled(x._shape if shape is None else shape, dt, owner, flat, eng._recycler)
-    except BaseException:
-        st.recycler = None  # see binary_function
-        raise
-    finally:
-        _reading.remove(st)
+def unary_function(
+    ufunc: Any, allowed: tuple[DType, ...], general: Callable[[Any], Any]
+) -> Callable[..., Any]:
+    """A same-dtype unary elementwise function: the engine's hot path inlined, else ``general``.
 
-
-def unary_fast(ufunc: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
-    """The hot path of a same-dtype unary ufunc on a plain host tensor, or None."""
-
-    def kernel(fa: Array, flat: Array) -> None:
-        ufunc(fa, out=flat)  # the input holds exactly n elements: all of flat is written
-
-    return _fast_one(x, allowed, None, None, kernel)
-
-
-def reduce_all_fast(reduce: Any, x: Any, allowed: tuple[DType, ...]) -> Any:
-    """``reduce(all elements)`` of a plain host tensor as a rank-0 pooled tensor, or None.
-
-    For reductions whose result has the input's dtype and that accept empty
-    input (sums, products).
+    The hot path takes one plain host tensor of an ``allowed`` dtype through the
+    steps of the engine's unary fast path (pin, check for a writer, a pooled
+    buffer, one ufunc call); anything else (views, other dtypes, errors) goes to
+    ``general(x)``.
     """
 
-    def kernel(fa: Array, flat: Array) -> None:
-        flat[0] = reduce(fa)  # the one element of the output
+    def fn(x: Any, /) -> Any:
+        if x.__class__ is Tensor:
+            st = x._st
+            dt = x._dtype
+            if st.__class__ is HostBuffer and dt in allowed:
+                _reading.append(st)
+                try:
+                    if st.exclusive is None:
+                        fa = st.flat
+                        n = len(fa)
+                        eng = _cpu._state.current
+                        if eng is None:
+                            eng = default_engine()
+                        owner = eng._pool.acquire(fa.dtype, n)
+                        flat = owner if len(owner) == n else owner[:n]
+                        try:
+                            # The input holds exactly n elements: the ufunc writes all
+                            # of flat.
+                            ufunc(fa, flat)
+                        except BaseException:
+                            # Dropped, never pooled: a traceback keeps `owner`.
+                            del flat, owner
+                            raise
+                        # INVARIANT: the same fields as tensor._pooled, inlined (the
+                        # namespace's unary hot path); test_engine_interface checks it.
+                        t: Tensor = _new(Tensor)
+                        t._shape = x._shape
+                        t._dtype = dt
+                        t._st = HostBuffer(owner, flat, eng._recycler)
+                        t._moved = None
+                        return t
+                except BaseException:
+                    # A traceback keeps `fa`, the operand's internal array: never pool
+                    # its buffer (the engine's hot paths do the same).
+                    st.recycler = None
+                    raise
+                finally:
+                    _reading.remove(st)
+        return general(x)
 
-    return _fast_one(x, allowed, 1, (), kernel)
+    return fn
 
 
 def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:

@@ -17,7 +17,8 @@ import numpy as np
 from ..dtype import DType
 from ..engine import default_engine
 from ..errors import ValidationError
-from ._adapter import ARRAY_TYPES, compute, emit, plain_pair
+from ..tensor import Tensor
+from ._adapter import ARRAY_TYPES, compute, emit, engine
 from ._core import check_array, check_category, normalize_axis, operand_dtype
 from ._creation import astype
 
@@ -49,8 +50,15 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     """The matrix product with the array API's rules (1-D operands, leading batch axes
     broadcast). Ownership: **computes** a pooled output."""
     op = "tenferro.matmul"
-    if plain_pair(x1, x2) and x1.ndim == 2 and x2.ndim == 2 and x1.dtype in _BLAS:
-        return default_engine().matmul(x1, x2)  # it checks the shapes itself
+    if (
+        x1.__class__ is Tensor
+        and x2.__class__ is Tensor
+        and len(x1._shape) == 2
+        and len(x2._shape) == 2
+        and x1._dtype is x2._dtype
+        and x1._dtype in _BLAS
+    ):
+        return engine().matmul(x1, x2)  # it checks the shapes, storage and moves itself
     a, b = _numeric_vectors(x1, x2, op, "matmul")
     if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
         raise ValidationError(

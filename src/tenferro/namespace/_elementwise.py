@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import CATEGORIES, DType
-from ._adapter import ARRAY_TYPES, binary_function, compute, emit, ufunc_into, unary_fast
+from ._adapter import ARRAY_TYPES, binary_function, compute, emit, ufunc_into, unary_function
 from ._core import (
     broadcast_shapes,
     check_array,
@@ -175,17 +175,17 @@ def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[...
     identity = name in _INTEGER_IDENTITY
     same = rule == "same"
 
-    def fn(x: Any, /) -> Any:
-        if same and not identity:
-            r = unary_fast(ufunc, x, allowed)
-            if r is not None:
-                return r
+    def general(x: Any, /) -> Any:
         check_array(x, op)
         dt = x.dtype
         check_category(op, dt, category)
         if identity and dt.is_integer:
             return ufunc_into(op, np.positive, (x,), x.shape, dt)
         return ufunc_into(op, ufunc, (x,), x.shape, _result(rule, dt))
+
+    # Same-dtype functions take the hot path first; the others (bool or real
+    # results, rounding that is the identity on integers) always run `general`.
+    fn = unary_function(ufunc, allowed, general) if same and not identity else general
 
     fn.__name__ = name
     fn.__qualname__ = name

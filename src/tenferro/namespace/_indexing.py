@@ -17,6 +17,8 @@ import numpy as np
 from ..copies import check_copy, count_copy
 from ..dtype import promote_types
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
+from ..layout import col_major_strides
+from ..tensor import Tensor
 from ._adapter import (
     ARRAY_TYPES,
     Reads,
@@ -110,8 +112,26 @@ def getitem(x: Any, key: Any) -> Any:
     """``x[key]``. Basic keys **borrow** (a view); array and mask keys **copy** (counted)."""
     op = "tenferro.__getitem__"
     items = key if key.__class__ is tuple else (key,)
-    if all(i.__class__ in _PLAIN for i in items):
+    for i in items:
+        if i.__class__ not in _PLAIN:
+            break
+    else:
         # The common case (ints, slices of ints, None, ...): checked while selecting.
+        if isinstance(x, Tensor):
+            # Checked against the tensor's own descriptor before anything is made;
+            # then one view, whose fresh descriptor is replaced in place.
+            x._live(op)
+            shape = x._shape
+            sel_shape, sel_strides, sel_offset = _select(
+                items, shape, col_major_strides(shape), 0, op
+            )
+            v = x.as_view()
+            # INVARIANT: `v` was made here and nobody else holds it yet; its offset is
+            # where the tensor starts in its buffer, the selection's is relative to it.
+            v._shape = sel_shape
+            v._strides = sel_strides
+            v._offset += sel_offset
+            return v
         shape, strides, offset = descriptor(x)
         return derive_view(x, *_select(items, shape, strides, offset, op))
     basic = _basic_key(key, op)
@@ -139,19 +159,20 @@ def _select(
             n_ell += 1
         elif k is not None:
             n_real += 1
+    rank = len(shape)
     if n_ell > 1:
         raise ValidationError(op, "an index can have only one ellipsis", kind="INVALID_INDEX")
-    if n_real > len(shape):
+    if n_real > rank:
         raise IndexOutOfRangeError(
             op,
-            f"too many indices ({n_real}) for an array of rank {len(shape)}",
+            f"too many indices ({n_real}) for an array of rank {rank}",
             kind="INVALID_INDEX",
         )
     if n_ell:
-        pos = key.index(Ellipsis)
-        key = key[:pos] + (slice(None),) * (len(shape) - n_real) + key[pos + 1 :]
-    else:
-        key = key + (slice(None),) * (len(shape) - n_real)
+        pos = next(i for i, k in enumerate(key) if k is Ellipsis)  # `is`: no __eq__
+        key = key[:pos] + (slice(None),) * (rank - n_real) + key[pos + 1 :]
+    elif n_real < rank:
+        key = key + (slice(None),) * (rank - n_real)
     out_shape: list[int] = []
     out_strides: list[int] = []
     axis = 0
@@ -163,7 +184,7 @@ def _select(
         dim = shape[axis]
         stride = strides[axis]
         axis += 1
-        if isinstance(k, slice):
+        if k.__class__ is slice:
             if k.step == 0:
                 raise ValidationError(op, "slice step cannot be zero", kind="INVALID_INDEX")
             try:

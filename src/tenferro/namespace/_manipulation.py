@@ -12,6 +12,7 @@ copy is a named, counted copy (refused under `forbid_copies`, and with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,10 @@ import numpy as np
 
 from ..copies import record_copy
 from ..errors import ValidationError
-from ._adapter import compute, emit, view_base, view_like
+from ..layout import ArgMemo, col_major_strides, permuter
+from ..tensor import Tensor
+from ..view import TensorView
+from ._adapter import compute, emit, permuted_view, view_base, view_like
 from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
 
 Shape = tuple[int, ...]
@@ -44,34 +48,64 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
 def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
     """The axes of ``x`` in the order ``axes``. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.permute_dims"
-    check_array(x, op)
-    if len(axes) != x.ndim or sorted(normalize_axis(a, x.ndim, op) for a in axes) != list(
-        range(x.ndim)
-    ):
-        raise ValidationError(
-            op, f"axes {axes} is not a permutation of range({x.ndim})", kind="INVALID_AXIS"
-        )
-    return _view(x, op, lambda a: a.transpose(axes))
+    if x.__class__ is Tensor or x.__class__ is TensorView:
+        ndim = len(x._shape)  # a moved tensor is refused by its as_view
+    else:
+        check_array(x, op)
+        ndim = x.ndim
+    permute = _PERMS.get(axes, ndim)
+    if permute is None:
+        if len(axes) != ndim or sorted(normalize_axis(a, ndim, op) for a in axes) != list(
+            range(ndim)
+        ):
+            raise ValidationError(
+                op, f"axes {axes} is not a permutation of range({ndim})", kind="INVALID_AXIS"
+            )
+        permute = permuter(tuple(normalize_axis(a, ndim, op) for a in axes))
+        _PERMS.put(axes, ndim, permute)
+    # The descriptor permuted directly: what numpy's transpose of a borrowed array
+    # would give, without building the array.
+    return permuted_view(x, permute)
+
+
+#: Checked permutations of `permute_dims` (as `layout.permuter`s), per axes tuple.
+_PERMS = ArgMemo()
 
 
 def transpose(x: Any, /, axes: Any = None) -> Any:
     """numpy's ``transpose``: reversed axes, or ``axes``. Ownership: **borrows** (a view)."""
     op = "tenferro.transpose"
-    check_array(x, op)
     if axes is None:
-        return _view(x, op, lambda a: a.transpose())
-    return permute_dims(x, tuple(axes))
+        if x.__class__ is Tensor or x.__class__ is TensorView:
+            return permuted_view(x, _reversed(len(x._shape)))  # as_view refuses a moved one
+        check_array(x, op)
+        return permuted_view(x, _reversed(x.ndim))
+    check_array(x, op)
+    return permute_dims(x, axes if axes.__class__ is tuple else tuple(axes))
+
+
+@functools.cache
+def _reversed(ndim: int) -> Any:
+    """The permuter that reverses ``ndim`` axes (``x.T``)."""
+    return permuter(tuple(range(ndim - 1, -1, -1)))
+
+
+@functools.cache
+def _swapped_last(ndim: int) -> Any:
+    """The permuter that swaps the last two of ``ndim`` axes (``x.mT``)."""
+    return permuter((*range(ndim - 2), ndim - 1, ndim - 2))
 
 
 def matrix_transpose(x: Any, /) -> Any:
     """The last two axes swapped. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.matrix_transpose"
     check_array(x, op)
-    if x.ndim < 2:
+    ndim = x.ndim
+    if ndim < 2:
         raise ValidationError(
-            op, f"needs at least 2 dimensions, got {x.ndim}", kind="INVALID_ARGUMENT"
+            op, f"needs at least 2 dimensions, got {ndim}", kind="INVALID_ARGUMENT"
         )
-    return _view(x, op, lambda a: np.swapaxes(a, -1, -2))
+    return permuted_view(x, _swapped_last(ndim))
 
 
 def array_T(x: Any) -> Any:
@@ -154,6 +188,12 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     under `forbid_copies`).
     """
     op = "tenferro.reshape"
+    if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
+        # The descriptor numpy's no-copy reshape gives this layout, remembered per
+        # (shape, strides, new shape): no array is built per call.
+        out = _reshaped_view(x, shape)
+        if out is not None:
+            return out
     check_array(x, op)
     new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     size = x.size
@@ -188,6 +228,84 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
             )
     record_copy(op, size * x.dtype.itemsize)
     return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)))
+
+
+def _reshaped_view(x: Any, shape: Any) -> Any:
+    """The view `reshape` gives a live owner or view ``x``, or None for the general
+    path (a copy is needed, the arguments are refused, or the case is not planned).
+
+    Only a tuple of exact ints is looked up (a bool or float entry compares equal
+    to an int and is left to the general path's checks).
+    """
+    if shape.__class__ is not tuple:
+        return None
+    for d in shape:
+        if d.__class__ is not int:
+            return None
+    own = x._shape
+    strides = col_major_strides(own) if x.__class__ is Tensor else x._strides
+    key = (own, strides, shape)
+    plan = _reshape_plans.get(key, _UNPLANNED)
+    if plan is _UNPLANNED:
+        plan = _reshape_plan(own, strides, shape)
+        if len(_reshape_plans) >= 1024:
+            _reshape_plans.clear()
+        _reshape_plans[key] = plan
+    if plan is None:
+        return None
+    new, new_strides, delta = plan
+    if x.__class__ is Tensor:
+        v = x.as_view()  # refuses a moved or exclusively borrowed tensor
+        # INVARIANT: `v` was made here and nobody else holds it yet.
+        v._shape = new
+        v._strides = new_strides
+        v._offset += delta
+        return v
+    return x._derive(new, new_strides, x._offset + delta)
+
+
+#: Cap on the span (in elements) of a layout `_reshape_plan` imitates with bytes.
+_PLAN_SPAN = 1 << 16
+_Plan = tuple[Shape, Shape, int]
+_UNPLANNED: Any = object()
+_reshape_plans: dict[tuple[Shape, Shape, Shape], _Plan | None] = {}
+
+
+def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
+    """``(new shape, strides, offset)`` in elements of numpy's no-copy C-order reshape
+    of the layout ``(shape, strides)`` to ``want`` (ints, at most one -1), or None:
+    no elements, a size mismatch or a bad -1 (the general path explains), a copy
+    needed, or a layout spanning more than `_PLAN_SPAN` elements.
+
+    numpy decides on a stand-in: one byte per element over the same span.
+    """
+    size = 1
+    for d in shape:
+        size *= d
+    if not size or want.count(-1) > 1 or any(d < -1 for d in want):
+        return None
+    known = 1
+    for d in want:
+        if d != -1:
+            known *= d
+    if -1 in want:
+        if not known or size % known:
+            return None
+        want = tuple([size // known if d == -1 else d for d in want])
+    elif known != size:
+        return None
+    span = 1 + sum((d - 1) * abs(s) for d, s in zip(shape, strides, strict=True))
+    if span > _PLAN_SPAN:
+        return None
+    lo = sum((d - 1) * s for d, s in zip(shape, strides, strict=True) if s < 0)
+    scratch = np.zeros(span, np.int8)[-lo:]
+    fake = np.lib.stride_tricks.as_strided(scratch, shape, strides)
+    try:
+        res = np.reshape(fake, want, copy=False)
+    except ValueError:
+        return None  # numpy would copy
+    start = res.__array_interface__["data"][0] - fake.__array_interface__["data"][0]
+    return want, tuple(int(s) for s in res.strides), int(start)
 
 
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:

@@ -6,13 +6,14 @@ pooled tensor of the default engine (Ownership: **computes**).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
-from ._adapter import compute, compute_into, emit, reduce_all_fast
+from ._adapter import compute, compute_into, emit, engine
 from ._core import (
     axes_tuple,
     check_array,
@@ -54,6 +55,17 @@ def _reduce(
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
 
+def _all_axes(x: Any) -> Any:
+    """Every axis of an array (for ``keepdims`` with ``axis=None``), or None."""
+    shape = getattr(x, "_shape", None)
+    return None if shape is None else _every_axis(len(shape))
+
+
+@functools.cache
+def _every_axis(rank: int) -> tuple[int, ...]:
+    return tuple(range(rank))
+
+
 def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
     """The standard's default accumulation dtype: int64/uint64 for integers and bools."""
     want = dtype_arg(dtype, op)
@@ -70,8 +82,15 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
-    if axis is None and dtype is None and not keepdims:
-        r = reduce_all_fast(np.add.reduce, x, _FLOATING)
+    if dtype is None:
+        if axis is None and not keepdims:
+            # The engine's full-reduction hot path: float dtypes keep their dtype, as
+            # the standard's sum does.
+            r = engine()._full_fast("reduce_sum", x, _FLOATING)
+        else:
+            r = engine()._axes_fast(
+                "reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims
+            )
         if r is not None:
             return r
     check_array(x, op)
@@ -82,6 +101,10 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
+    if dtype is None and axis is not None:
+        r = engine()._axes_fast("reduce_prod", x, axis, keepdims)
+        if r is not None:
+            return r
     check_array(x, op)
     dt = _sum_dtype(x, dtype, op)
     return _reduce(op, x, np.prod, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
