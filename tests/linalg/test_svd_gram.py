@@ -216,3 +216,14 @@ def test_unknown_method_is_refused() -> None:
     with pytest.raises(tfr.ValidationError) as info:
         tfr.CpuEngine().svd_truncated(_tensor(np.eye(2, order="F")), method="arpack")
     assert info.value.kind == "INVALID_MODE" and "gram" in str(info.value)
+
+
+def test_per_shape_workspace_caches_start_over_when_full() -> None:
+    from tenferro.engine.linalg import _lapack
+
+    cache: dict[int, int] = {}
+    for i in range(_lapack.SHAPE_CACHE_SIZE + 5):
+        assert _lapack.remember(cache, i, i * 2) == i * 2
+    assert len(cache) == 5 and cache[_lapack.SHAPE_CACHE_SIZE + 4] == 2 * (
+        _lapack.SHAPE_CACHE_SIZE + 4
+    )

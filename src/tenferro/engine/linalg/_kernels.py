@@ -24,7 +24,7 @@ import numpy as np
 from ...dtype import DType
 from ...errors import DTypeError, LinAlgError, ValidationError
 from ._adapter import Array, LinalgCall, Shape
-from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int
+from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int, remember
 from ._selective import gram_svd
 
 __all__ = [
@@ -172,7 +172,7 @@ def _lwork(name: str, dt: DType, *args: int) -> int:
     value = _lwork_cache.get(key)
     if value is None:
         out = f2py(name + "_lwork", dt)(*args)
-        value = _lwork_cache[key] = lwork_from(out[0])
+        value = remember(_lwork_cache, key, lwork_from(out[0]))
     return value
 
 
@@ -188,7 +188,7 @@ def _orgqr_lwork(dt: DType, m: int, n: int, k: int) -> int:
             ref_int(m), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(m, 1)),
             probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
         )  # fmt: skip
-        value = _lwork_cache[key] = lwork_from(work[0])
+        value = remember(_lwork_cache, key, lwork_from(work[0]))
     return value
 
 
@@ -229,7 +229,7 @@ def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
         else:
             lrwork = max(5 * k * k + 5 * k, 2 * max(m, n) * k + 2 * k * k + k)
         sizes = (lwork_from(work[0]), max(lrwork, 1))
-        _gesdd_sizes[key] = sizes
+        remember(_gesdd_sizes, key, sizes)
     return sizes
 
 
@@ -522,7 +522,7 @@ def _syevd_sizes(dt: DType, n: int, vectors: bool, lower: int) -> dict[str, int]
             sizes = {"lwork": lwork_from(out[0]), "liwork": int(out[1]), "lrwork": int(out[2])}
         else:  # work, iwork, info
             sizes = {"lwork": lwork_from(out[0]), "liwork": int(out[1])}
-        _syevd_cache[key] = sizes
+        remember(_syevd_cache, key, sizes)
     return sizes
 
 
@@ -686,7 +686,7 @@ def _arange(n: int, dtype: np.dtype[Any]) -> Array:
     if r is None:
         r = np.arange(n, dtype=dtype)
         r.flags.writeable = False
-        _aranges[key] = r
+        remember(_aranges, key, r)
     return r
 
 

@@ -23,6 +23,7 @@ from ...dtype import DType
 
 __all__ = [
     "PREFIX",
+    "SHAPE_CACHE_SIZE",
     "byref",
     "f2py",
     "info_int",
@@ -31,6 +32,7 @@ __all__ = [
     "ref_char",
     "ref_int",
     "ref_real",
+    "remember",
 ]
 
 PREFIX = {DType.F32: "s", DType.F64: "d", DType.C32: "c", DType.C64: "z"}
@@ -55,6 +57,20 @@ _capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 _raw_cache: dict[str, Any] = {}
 _lock = threading.Lock()
+
+#: The most entries a per-shape cache (workspace sizes, pivot vectors) keeps
+#: before it starts over: a program whose shapes keep changing (bond dimensions
+#: growing through a DMRG sweep) must not grow them without bound, and refilling
+#: an entry costs one LAPACK query.
+SHAPE_CACHE_SIZE = 512
+
+
+def remember(cache: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Store ``value`` under ``key`` in a per-shape cache (emptied first when full)."""
+    if len(cache) >= SHAPE_CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _name(name: str, dtype: DType) -> str:

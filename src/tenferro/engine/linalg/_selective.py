@@ -39,7 +39,7 @@ import numpy as np
 from ...dtype import DType
 from ...errors import LinAlgError
 from ._adapter import Array, LinalgCall
-from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int, ref_real
+from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int, ref_real, remember
 
 __all__ = ["gram_svd"]
 
@@ -73,7 +73,7 @@ def _syevr_workspace(dt: DType, k: int, r: int) -> tuple[int, int, int]:
         args += [iwork.ctypes.data, ref_int(-1), byref(info)]
         raw("syevr", dt)(*args)
         sizes = (lwork_from(work[0]), max(int(iwork[0]), 1), lwork_from(rwork[0]))
-        _syevr_sizes[key] = sizes
+        remember(_syevr_sizes, key, sizes)
     return sizes
 
 
@@ -88,7 +88,7 @@ def _ormqr_lwork(dt: DType, side: bytes, m: int, n: int, r: int) -> int:
         tau = np.zeros(r, dt.numpy)
         trans = b"N" if side == b"L" else (b"C" if dt.is_complex else b"T")
         _c, work, _info = f2py("ormqr", dt)(side, trans, a, tau, c, -1)
-        value = _ormqr_sizes[key] = lwork_from(work[0])
+        value = remember(_ormqr_sizes, key, lwork_from(work[0]))
     return value
 
 
