@@ -80,9 +80,60 @@ def test_solve_with_one_dimensional_rhs(rng: Any) -> None:
     np.testing.assert_allclose(la.solve(tensor(a), tensor(b)).to_numpy(), np.linalg.solve(a, b))
 
 
-def test_solve_refuses_broadcasting(rng: Any) -> None:
-    with pytest.raises(tfr.ValidationError, match="broadcasting"):
-        la.solve(tensor(rng.standard_normal((2, 3, 3))), tensor(rng.standard_normal(3)))
+@pytest.mark.parametrize(
+    ("shape1", "shape2"),
+    [
+        ((3, 4, 4), (1, 4, 2)),
+        ((1, 4, 4), (3, 4, 2)),
+        ((2, 1, 4, 4), (3, 4, 1)),
+        ((4, 4), (2, 4, 3)),
+        ((3, 4, 4), (4, 0)),
+    ],
+)
+def test_solve_broadcasts_the_batch_dimensions(
+    rng: Any, shape1: tuple[int, ...], shape2: tuple[int, ...]
+) -> None:
+    a = rng.standard_normal(shape1) + 4 * np.eye(4)
+    b = rng.standard_normal(shape2)
+    x = la.solve(tfr.asarray(a), tfr.asarray(b))
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b))
+
+
+def test_solve_with_a_batch_and_a_vector_solves_each_matrix_for_it(rng: Any) -> None:
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal(3)
+    x = la.solve(tfr.asarray(a), tfr.asarray(b))
+    assert x.shape == (2, 3)
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b[:, None])[..., 0])
+
+
+def test_solve_refuses_batches_that_do_not_broadcast(rng: Any) -> None:
+    a = tfr.asarray(rng.standard_normal((3, 4, 4)))
+    b = tfr.asarray(rng.standard_normal((2, 4, 1)))
+    with pytest.raises(tfr.ValidationError, match=r"linalg\.solve.*do not broadcast"):
+        la.solve(a, b)
+
+
+def test_pinv_with_an_rtol_array_cuts_each_matrix_at_its_own_tolerance(rng: Any) -> None:
+    x = rng.standard_normal((3, 4, 5))
+    rtol = np.array([1e-3, 0.5, 0.9])
+    p = la.pinv(tfr.asarray(x), rtol=tfr.asarray(rtol))
+    assert p.shape == (3, 5, 4)
+    np.testing.assert_allclose(np.asarray(p), np.linalg.pinv(x, rcond=rtol), atol=1e-12)
+
+
+def test_pinv_with_a_complex_stack_and_a_broadcast_rtol_matches_numpy(rng: Any) -> None:
+    x = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    p = la.pinv(tfr.asarray(x), rtol=tfr.asarray(np.array([0.1])))
+    np.testing.assert_allclose(np.asarray(p), np.linalg.pinv(x, rcond=0.1), atol=1e-12)
+
+
+@pytest.mark.parametrize("rtol", [np.array([0.1, 0.2]), "0.1", True])
+def test_pinv_refuses_an_rtol_that_is_neither_a_number_nor_a_tenferro_array(
+    rng: Any, rtol: Any
+) -> None:
+    with pytest.raises(tfr.ValidationError, match=r"linalg\.pinv.*rtol"):
+        la.pinv(tensor(rng.standard_normal((2, 2))), rtol=rtol)
 
 
 def test_matrix_and_vector_norms_match_numpy(rng: Any) -> None:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..engine.cpu import default_engine
 from ..engine.linalg import (
     EighResult,
@@ -41,6 +43,8 @@ from ..engine.linalg import (
 from ..errors import ValidationError
 from ..namespace._adapter import compute, emit
 from ..namespace._contraction import matmul as _matmul
+from ..namespace._core import broadcast_shapes
+from ..namespace._manipulation import broadcast_to, reshape, squeeze
 from ..tensor import Tensor
 from ..view import TensorView
 from ._products import cross, diagonal, matrix_power, outer, tensordot, trace, vecdot
@@ -252,12 +256,46 @@ def _rhs(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
     return a, b, nb, False
 
 
+def _broadcast_rhs(x1: Any, x2: Any, op: str) -> tuple[Any, Any, bool]:
+    """``x1`` and ``x2`` with their batch dimensions broadcast to one shape (views).
+
+    A 1-D ``x2`` of shape ``(M,)`` stands for ``(..., M, 1)``; the third value says
+    so, and the caller drops that axis of the result. Broadcasting makes views
+    with zero strides, never copies: the engine copies both operands into its
+    LAPACK scratch anyway (``?gesv`` overwrites them).
+    """
+    n1, n2 = _ndim(x1, op), _ndim(x2, op)
+    if n1 < 2:
+        raise ValidationError(
+            op, f"x1 needs rank >= 2 (..., M, M), got shape {tuple(x1.shape)}", kind="INVALID_RANK"
+        )
+    batch1 = tuple(x1.shape[:-2])
+    if n2 == 1:
+        column = reshape(x2, (x2.shape[0], 1))
+        return x1, broadcast_to(column, (*batch1, x2.shape[0], 1)), True
+    batch = broadcast_shapes(op, batch1, tuple(x2.shape[:-2]))
+    return (
+        broadcast_to(x1, (*batch, *x1.shape[-2:])),
+        broadcast_to(x2, (*batch, *x2.shape[-2:])),
+        False,
+    )
+
+
 def solve(x1: Any, x2: Any, /) -> ArrayLike:
     """X with ``x1 @ X == x2`` (array API ``solve``; x2 is ``(..., M, K)`` or ``(M,)``).
 
+    The batch dimensions of ``x1`` and ``x2`` broadcast, as the standard says; a
+    1-D ``x2`` is one right-hand side for every matrix of the stack.
+
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
-    a, b, nb, _vector = _rhs(x1, x2, "linalg.solve")
+    op = "linalg.solve"
+    if _ndim(x1, op) > 2 or _ndim(x2, op) > 2:
+        x1, x2, vector = _broadcast_rhs(x1, x2, op)
+        a, b, nb, _ = _rhs(x1, x2, op)
+        result = _leading(default_engine().solve(a, b), nb)
+        return squeeze(result, axis=-1) if vector else result
+    a, b, nb, _vector = _rhs(x1, x2, op)
     return _leading(default_engine().solve(a, b), nb)
 
 
@@ -302,13 +340,44 @@ def slogdet(x: Any, /) -> SlogdetResult:
     return default_engine().slogdet(a)
 
 
-def pinv(x: Any, /, *, rtol: float | None = None) -> ArrayLike:
+def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
     """Moore-Penrose pseudo-inverse (array API ``pinv``).
+
+    Singular values at or below ``rtol * max(s)`` count as zero (default
+    ``rtol``: ``eps * max(M, N)``). ``rtol`` may be a number (the engine's
+    ``pinv``, one LAPACK pass) or an array broadcasting against the batch shape
+    ``(...)``, as the standard says (then from the thin SVD, one cut per matrix).
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
-    a, nb = _trailing(x, "linalg.pinv")
-    return _leading(default_engine().pinv(a, rtol), nb)
+    op = "linalg.pinv"
+    if not isinstance(rtol, (Tensor, TensorView)):
+        if rtol is not None and (
+            isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.floating))
+        ):
+            raise ValidationError(
+                op,
+                f"rtol must be None, a real number or a tenferro array, got "
+                f"{type(rtol).__name__}; wrap numpy data with tenferro.asarray",
+                kind="INVALID_ARGUMENT",
+            )
+        a, nb = _trailing(x, op)
+        return _leading(default_engine().pinv(a, None if rtol is None else float(rtol)), nb)
+    _ndim(x, op)
+    u, sv, vh = svd(x, full_matrices=False)
+    m, n = x.shape[-2], x.shape[-1]
+
+    def pseudo_inverse(u: Any, s: Any, vh: Any, tolerance: Any) -> Any:
+        if s.shape[-1] == 0:
+            return np.zeros((*s.shape[:-1], n, m), u.dtype)
+        cut = np.asarray(tolerance)[..., None] * s.max(axis=-1, keepdims=True)
+        keep = s > cut
+        s_inv = np.divide(1, s, out=np.zeros_like(s), where=keep)
+        return (np.conj(np.swapaxes(vh, -1, -2)) * s_inv[..., None, :]) @ np.conj(
+            np.swapaxes(u, -1, -2)
+        )
+
+    return emit(op, compute(op, pseudo_inverse, (u, sv, vh, rtol)))
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
@@ -320,8 +389,6 @@ def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
 
     Ownership: **borrows** the input; the result is a new pooled tensor.
     """
-    import numpy as np
-
     op = "linalg.matrix_rank"
     nd = _ndim(x, op)
     if nd < 2:
