@@ -8,7 +8,7 @@ import pytest
 
 import tenferro as tfr
 from tenferro.bench.einsum import instances, operands
-from tenferro.engine.einsum.executor import prepare
+from tenferro.engine.einsum.executor import Fast, _split_chunked, prepare
 from tenferro.engine.gemm import SPLIT_K
 
 CHAIN = "ab,bc,cd,de->ae"
@@ -69,6 +69,22 @@ def test_the_mps_instance_with_split_sum_steps_matches_opt_einsum(eng: tfr.CpuEn
     plan = expr._plan
     split = [r for r, st in zip(plan.fast, plan.steps, strict=True) if r and st[5] == SPLIT_K]
     assert split  # the split-sum steps run from their records too
+    assert any(r.chunk for r in split)  # the one at the path's peak sums in chunks
     got = expr(*[tfr.from_numpy(a) for a in arrays])
     want = opt_einsum.contract(inst["subscripts"], *arrays, optimize=path)
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5])
+def test_a_chunked_split_sum_equals_the_whole_sum(chunk: int) -> None:
+    rng = np.random.default_rng(chunk)
+    n_ct, bt, n, k, m = 7, 2, 3, 4, 5
+    left = rng.random((n_ct, bt, k, m))
+    right = rng.random((n_ct, bt, n, k))
+    rec = Fast(0, None, None, (bt, n, m), bt * n * m, (chunk + 1, bt, n, m), ())
+    rec.n_ct = n_ct
+    rec.chunk = chunk
+    parts = np.empty((chunk + 1, bt, n, m))
+    out = np.full((bt, n, m), np.nan)
+    _split_chunked(left, right, parts, out, rec)
+    np.testing.assert_allclose(out, np.einsum("cbnk,cbkm->bnm", right, left), rtol=1e-12)

@@ -40,6 +40,11 @@ _as_strided = np.lib.stride_tricks.as_strided
 #: with no batch, no ufunc dispatch).
 _DOT = -1
 
+#: A split-sum step's scratch (one product per entry of the split axis) is bounded
+#: by the plan's largest live set over this: larger ones sum in chunks of entries,
+#: so the scratch at the path's peak step stays a small part of the peak.
+_SPLIT_SCRATCH = 16
+
 
 class Fast:
     """One product step whose operands are read in place, worked out from shapes once.
@@ -49,7 +54,18 @@ class Fast:
     buffer), or None for an operand that needs scratch (the general path).
     """
 
-    __slots__ = ("dims", "kernel", "out_dims", "parts", "release", "size", "view_a", "view_b")
+    __slots__ = (
+        "chunk",
+        "dims",
+        "kernel",
+        "n_ct",
+        "out_dims",
+        "parts",
+        "release",
+        "size",
+        "view_a",
+        "view_b",
+    )
 
     def __init__(
         self,
@@ -67,6 +83,10 @@ class Fast:
         self.out_dims = out_dims  # the kernel's output shape (C order)
         self.size = size  # elements of the step's result
         self.parts = parts  # SPLIT_K: the scratch shape of the per-entry products
+        # SPLIT_K: entries of the split axis, and how many a chunk adds to the running
+        # sum (0: all at once; see `_split_chunked`).
+        self.n_ct = 0
+        self.chunk = 0
         self.release = release  # intermediates consumed here (back to the pool after)
 
 
@@ -128,9 +148,33 @@ def prepare(plan: Plan) -> list[Any]:
         drop = plan.squeeze[i]
         shapes[i] = tuple(d for j, d in enumerate(in_shape) if j not in drop)
     records: list[Any] = []
+    # Elements of intermediates (and the output) alive while each step runs, as in the
+    # planner's accounting: a split sum chunks its scratch only where it would raise
+    # the plan's peak.
+    out_size = 1
+    for d in plan.out_shape:
+        out_size *= d
+    alive: dict[int, int] = {}
     for step in plan.steps:
+        kind = step[0]
+        if kind == GEMM:
+            made = step[7]
+            res = 1
+            for d in step[6][1:] if step[5] == SPLIT_K else step[6]:
+                res *= d
+        elif kind == REDUCE:
+            made = step[2]
+            res = 1
+            for d in step[4]:
+                res *= d
+        else:
+            made, res = -1, out_size
+        alive[made if made >= 0 else -1] = res
+        live_now = sum(alive.values())
+        for v in (step[1], step[2]) if kind in (GEMM, FINAL) else (step[1],):
+            alive.pop(v, None)
         rec = None
-        if step[0] == GEMM:
+        if kind == GEMM:
             _, sa, sb, op_a, op_b, kernel, dims, _ = step
             split = kernel == SPLIT_K
             out_dims = dims[1:] if split else dims
@@ -148,7 +192,15 @@ def prepare(plan: Plan) -> list[Any]:
             for d in out_dims:
                 size *= d
             if views[0] is not None and views[1] is not None:
-                parts = (dims[0], *out_dims) if split else None
+                parts = None
+                n_ct = chunk = 0
+                if split:
+                    n_ct = dims[0]
+                    bound = plan.largest_live // _SPLIT_SCRATCH
+                    if n_ct > 2 and live_now + n_ct * size > plan.largest_live + bound:
+                        # The running sum takes one entry of the scratch.
+                        chunk = max(1, bound // max(1, size) - 1)
+                    parts = (chunk + 1 if chunk else n_ct, *out_dims)
                 k = _DOT if two_d else kernel
                 rec = Fast(
                     k,
@@ -159,6 +211,10 @@ def prepare(plan: Plan) -> list[Any]:
                     parts,
                     tuple(v for v in (sa, sb) if v >= n_in),
                 )
+                rec.n_ct = n_ct
+                rec.chunk = chunk if chunk < n_ct - 1 else 0
+                if split and not rec.chunk:
+                    rec.parts = (n_ct, *out_dims)
         records.append(rec)
     return records
 
@@ -232,8 +288,11 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                         part_owner = acquire(dtype, n_parts)
                         scratch.owners.append(part_owner)
                         parts = part_owner[:n_parts].reshape(parts_shape)
-                        _matmul(right, left, out=parts)
-                        _sum(parts, axis=0, out=target.reshape(rec.out_dims))
+                        if rec.chunk:
+                            _split_chunked(left, right, parts, target.reshape(rec.out_dims), rec)
+                        else:
+                            _matmul(right, left, out=parts)
+                            _sum(parts, axis=0, out=target.reshape(rec.out_dims))
                         del parts, part_owner  # no local keeps scratch past its release
                         scratch.release()
                     else:
@@ -305,6 +364,24 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
     for owner in owners:
         if owner is not None:
             pool.recycle(owner, 0)
+
+
+def _split_chunked(left: Array, right: Array, parts: Array, out: Array, rec: Fast) -> None:
+    """A split sum in chunks of ``rec.chunk`` entries of the split (leading) axis: the
+    first chunk's sum writes every element of ``out``; each later chunk is summed
+    together with ``out``'s copy in ``parts[0]`` (the running sum) back into ``out``."""
+    n_ct = rec.n_ct
+    chunk = rec.chunk
+    hi = chunk + 1
+    _matmul(right[:hi], left[:hi], out=parts)
+    _sum(parts, axis=0, out=out)
+    lo = hi
+    while lo < n_ct:
+        hi = min(n_ct, lo + chunk)
+        _copyto(parts[0], out)
+        _matmul(right[lo:hi], left[lo:hi], out=parts[1 : hi - lo + 1])
+        _sum(parts[: hi - lo + 1], axis=0, out=out)
+        lo = hi
 
 
 def _product(
