@@ -88,3 +88,33 @@ def test_a_chunked_split_sum_equals_the_whole_sum(chunk: int) -> None:
     out = np.full((bt, n, m), np.nan)
     _split_chunked(left, right, parts, out, rec)
     np.testing.assert_allclose(out, np.einsum("cbnk,cbkm->bnm", right, left), rtol=1e-12)
+
+
+def test_a_general_steps_result_is_freed_before_the_recorded_steps_after_it() -> None:
+    import tracemalloc
+
+    # Step 1 reads a row-major operand (the general path); the steps after it run from
+    # their records. Its result must go back (here: be freed, the engine keeps no
+    # buffers) as soon as step 2 ran, not stay alive to the end.
+    subs = "ab,bc,cd,de->ae"
+    # The last step's output is the largest value: step 1's result alive then would
+    # raise the peak by its size.
+    shapes = [(300, 300), (300, 300), (300, 300), (300, 1000)]
+    path = [(0, 1), (0, 2), (0, 1)]
+    lean = tfr.CpuEngine(buffer_limit_bytes=0)
+    expr = lean.contract_expression(subs, *shapes, optimize=path)
+    assert all(r is not None for r in expr._plan.fast)
+    arrays = _arrays(shapes, np.float64)
+    tensors = [tfr.from_numpy(a) for a in arrays]
+    first = tfr.from_numpy(np.asfortranarray(arrays[0].T)).as_view().transpose_view((1, 0))
+    tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        got = expr(first, *tensors[1:])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The plan's live set, and Python objects (a few KiB).
+    assert peak - base <= expr.largest_live_elements * 8 + 64 * 1024
+    want = opt_einsum.contract(subs, *arrays, optimize=path)
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-10)

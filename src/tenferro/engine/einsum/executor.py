@@ -315,10 +315,12 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     size = 1
                     for d in dims:  # (bt, n, m), or (tail, bt, n, m)
                         size *= d
-                    owner = pool.acquire(dtype, size)
-                    owners[dst] = owner
-                    target = vals[dst] = owner[:size]
+                    # INVARIANT: no local of this frame holds an intermediate's buffer
+                    # past its release (the `Fast` steps between do not rebind them).
+                    owners[dst] = pool.acquire(dtype, size)
+                    target = vals[dst] = owners[dst][:size]
                 _product(scratch, vals[sa], vals[sb], op_a, op_b, kernel, target.reshape(dims))
+                del target
                 scratch.release()
                 _release(pool, vals, owners, sa, n_in)
                 _release(pool, vals, owners, sb, n_in)
@@ -333,10 +335,10 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     size = 1
                     for d in shape:
                         size *= d
-                    owner = pool.acquire(dtype, size)
-                    owners[dst] = owner
-                    flat = vals[dst] = owner[:size]
+                    owners[dst] = pool.acquire(dtype, size)
+                    flat = vals[dst] = owners[dst][:size]
                     target = flat.reshape(shape, order="F")
+                    del flat
                 # np.einsum with out= writes every element of target.
                 _einsum(expr, x, out=target)
                 del x, target
