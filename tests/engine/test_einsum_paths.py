@@ -117,3 +117,18 @@ def test_a_malformed_path_is_refused_by_contract_expression_too(eng: tfr.CpuEngi
         eng.contract_expression("ab,bc->ac", (2, 3), (3, 4), optimize=[(0, 2)])
     assert err.value.kind == "INVALID_PATH"
     assert err.value.op == "CpuEngine.contract_expression"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        [(1, 2), (0, 1), (0, 2), (0, 1)],
+        [[1, 2], [0, 1], [0, 2], [0, 1]],
+        [(np.int64(1), 2), (0, 1), (0, 2), (0, 1)],
+        ((1, 2), (0, 1), (0, 2), (0, 1)),
+    ],
+)
+def test_every_form_of_one_path_gives_the_same_plan_key(path: object) -> None:
+    from tenferro.engine.einsum.paths import optimize_key
+
+    assert optimize_key("op", path) == ((1, 2), (0, 1), (0, 2), (0, 1))

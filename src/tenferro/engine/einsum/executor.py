@@ -5,6 +5,15 @@ arrays in their logical shape; intermediates as the flat prefix of a pooled
 buffer). Each intermediate goes back to the pool right after the one step that
 consumes it, and each step's scratch transpositions right after that step, so
 the memory held is the path's live set.
+
+Most steps of a network of many small tensors are one product reading both
+operands in place; their Python bookkeeping (grouping, stride checks, sizes)
+costs more than the product itself. `prepare` works it out once per plan, from
+the shapes alone: for each such step, how to view each operand's flat buffer
+as the kernel reads it (a C shape and an axis order, checked on a stride-only
+probe), the output's size and shape, and which values the step releases. A
+run then does one reshape and one transpose per operand and one kernel call;
+an input that is not compact column-major at run time takes the general path.
 """
 
 from __future__ import annotations
@@ -13,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from ..gemm import MATMUL, SPLIT_K, Scratch, run_kernel
+from ..gemm import MATMUL, SPLIT_K, Scratch, blasable, grouped_view, run_kernel
 from .planner import FINAL, GEMM, REDUCE, Plan
 
-__all__ = ["execute"]
+__all__ = ["execute", "prepare"]
 
 Array = np.ndarray[Any, Any]
 
@@ -24,6 +33,190 @@ _einsum = np.einsum
 _matmul = np.matmul
 _sum = np.sum
 _copyto = np.copyto
+_dot = np.dot
+_as_strided = np.lib.stride_tricks.as_strided
+
+#: A `Fast` record's kernel kinds beyond gemm's: one np.dot on 2-D views (a product
+#: with no batch, no ufunc dispatch).
+_DOT = -1
+
+#: A split-sum step's scratch (one product per entry of the split axis) is bounded
+#: by the plan's largest live set over this: larger ones sum in chunks of entries,
+#: so the scratch at the path's peak step stays a small part of the peak.
+_SPLIT_SCRATCH = 16
+
+
+class Fast:
+    """One product step whose operands are read in place, worked out from shapes once.
+
+    ``views``: per operand ``(C shape, axes)`` with ``flat.reshape(shape).transpose(axes)``
+    the array the kernel reads (``flat``: the operand's compact column-major
+    buffer), or None for an operand that needs scratch (the general path).
+    """
+
+    __slots__ = (
+        "chunk",
+        "dims",
+        "kernel",
+        "n_ct",
+        "out_dims",
+        "parts",
+        "release",
+        "size",
+        "view_a",
+        "view_b",
+    )
+
+    def __init__(
+        self,
+        kernel: int,
+        view_a: Any,
+        view_b: Any,
+        out_dims: tuple[int, ...],
+        size: int,
+        parts: tuple[int, ...] | None,
+        release: tuple[int, ...],
+    ) -> None:
+        self.kernel = kernel
+        self.view_a = view_a
+        self.view_b = view_b
+        self.out_dims = out_dims  # the kernel's output shape (C order)
+        self.size = size  # elements of the step's result
+        self.parts = parts  # SPLIT_K: the scratch shape of the per-entry products
+        # SPLIT_K: entries of the split axis, and how many a chunk adds to the running
+        # sum (0: all at once; see `_split_chunked`).
+        self.n_ct = 0
+        self.chunk = 0
+        self.release = release  # intermediates consumed here (back to the pool after)
+
+
+def _spec(g: Array, base: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """``(shape, axes)`` with ``flat.reshape(shape).transpose(axes)`` laid out like the
+    stride-only probe ``g`` (a view of a compact buffer at ``base``), or None."""
+    if g.__array_interface__["data"][0] != base:
+        return None
+    isz = g.itemsize
+    order = sorted(range(g.ndim), key=lambda ax: -g.strides[ax])
+    shape = tuple(g.shape[ax] for ax in order)
+    axes = tuple(order.index(ax) for ax in range(g.ndim))
+    stride = isz
+    c_strides = [0] * len(shape)
+    for pos in range(len(shape) - 1, -1, -1):
+        c_strides[pos] = stride
+        stride *= shape[pos]
+    for ax in range(g.ndim):
+        if g.shape[ax] > 1 and c_strides[axes[ax]] != g.strides[ax]:
+            return None
+    return shape, axes
+
+
+def _view_spec(op: tuple[Any, ...], shape: tuple[int, ...], blas: bool, two_d: bool) -> Any:
+    """How `_operand` would view a compact column-major operand of logical ``shape``,
+    as a `_spec`, or None when it would transpose it into scratch."""
+    perm, dims, swap, _, _, slabs = op
+    if slabs is not None or 0 in shape:
+        return None
+    # A probe with the strides of a compact column-major array and no memory of its
+    # own: reshapes and transposes of it only compute strides.
+    one = np.empty(1)
+    strides = []
+    step = 8
+    for d in shape:
+        strides.append(step)
+        step *= d
+    x = _as_strided(one, shape=shape, strides=tuple(strides), writeable=False)
+    t = x if perm is None else x.transpose(perm)
+    g = grouped_view(t, dims)
+    if g is None or (blas and not blasable(g)):
+        return None
+    if swap:
+        g = g.swapaxes(-2, -1)
+    if two_d:
+        g = g[0]
+    return _spec(g, one.__array_interface__["data"][0])
+
+
+def prepare(plan: Plan) -> list[Any]:
+    """The `Fast` record of each step of ``plan`` (None: the step runs the general way).
+
+    Only shapes are used, so the records serve every dtype (compact strides scale
+    with the itemsize) and every run of the plan; cached on the plan.
+    """
+    n_in = plan.n_inputs
+    shapes: dict[int, tuple[int, ...]] = {}
+    for i, in_shape in enumerate(plan.in_shapes):
+        drop = plan.squeeze[i]
+        shapes[i] = tuple(d for j, d in enumerate(in_shape) if j not in drop)
+    records: list[Any] = []
+    # Elements of intermediates (and the output) alive while each step runs, as in the
+    # planner's accounting: a split sum chunks its scratch only where it would raise
+    # the plan's peak.
+    out_size = 1
+    for d in plan.out_shape:
+        out_size *= d
+    alive: dict[int, int] = {}
+    for step in plan.steps:
+        kind = step[0]
+        if kind == GEMM:
+            made = step[7]
+            res = 1
+            for d in step[6][1:] if step[5] == SPLIT_K else step[6]:
+                res *= d
+        elif kind == REDUCE:
+            made = step[2]
+            res = 1
+            for d in step[4]:
+                res *= d
+        else:
+            made, res = -1, out_size
+        alive[made if made >= 0 else -1] = res
+        live_now = sum(alive.values())
+        for v in (step[1], step[2]) if kind in (GEMM, FINAL) else (step[1],):
+            alive.pop(v, None)
+        rec = None
+        if kind == GEMM:
+            _, sa, sb, op_a, op_b, kernel, dims, _ = step
+            split = kernel == SPLIT_K
+            out_dims = dims[1:] if split else dims
+            two_d = len(dims) == 3 and dims[0] == 1 and kernel == MATMUL
+            blas = kernel in (MATMUL, SPLIT_K)
+            views = []
+            for vid, op in ((sa, op_a), (sb, op_b)):
+                # An intermediate's logical shape is its plan shape (F order); the direct
+                # ones reshape straight to the grouped dims.
+                shape = shapes.get(vid) if vid < n_in else op[3]
+                if op[4]:
+                    shape = tuple(op[1])
+                views.append(None if shape is None else _view_spec(op, shape, blas, two_d))
+            size = 1
+            for d in out_dims:
+                size *= d
+            if views[0] is not None and views[1] is not None:
+                parts = None
+                n_ct = chunk = 0
+                if split:
+                    n_ct = dims[0]
+                    bound = plan.largest_live // _SPLIT_SCRATCH
+                    if n_ct > 2 and live_now + n_ct * size > plan.largest_live + bound:
+                        # The running sum takes one entry of the scratch.
+                        chunk = max(1, bound // max(1, size) - 1)
+                    parts = (chunk + 1 if chunk else n_ct, *out_dims)
+                k = _DOT if two_d else kernel
+                rec = Fast(
+                    k,
+                    views[0],
+                    views[1],
+                    out_dims[1:] if two_d else out_dims,
+                    size,
+                    parts,
+                    tuple(v for v in (sa, sb) if v >= n_in),
+                )
+                rec.n_ct = n_ct
+                rec.chunk = chunk if chunk < n_ct - 1 else 0
+                if split and not rec.chunk:
+                    rec.parts = (n_ct, *out_dims)
+        records.append(rec)
+    return records
 
 
 def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any) -> None:
@@ -37,20 +230,81 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
     vals: list[Any] = [None] * plan.n_values
     owners: list[Any] = [None] * plan.n_values
     n_in = plan.n_inputs
+    records = plan.fast
+    if records is None:
+        records = plan.fast = prepare(plan)
     for i, arr in enumerate(inputs):
         drop = plan.squeeze[i]
         # Size-1 axes that broadcast are dropped, as numpy's einsum does.
         vals[i] = arr.squeeze(drop) if drop else arr
     scratch = Scratch(pool)
-    last = plan.steps[-1] if plan.steps else None
+    steps = plan.steps
+    n_steps = len(steps)
+    acquire = pool.acquire
+    recycle = pool.recycle
     out_nd: Any = None
     out_flat: Any = None
     try:
-        for step in plan.steps:
+        for s_i in range(n_steps):
+            step = steps[s_i]
             kind = step[0]
-            if step is last:
+            if s_i == n_steps - 1:
                 out_nd = output()
                 out_flat = out_nd.reshape(-1, order="F")
+            rec = records[s_i]
+            if rec is not None:
+                sa = step[1]
+                sb = step[2]
+                # An input's compact column-major buffer (None: another layout, read
+                # the general way); an intermediate's value is its flat buffer.
+                fa = vals[sa]
+                if sa < n_in:
+                    fa = fa.reshape(-1, order="F") if fa.flags.f_contiguous else None
+                fb = vals[sb]
+                if sb < n_in:
+                    fb = fb.reshape(-1, order="F") if fb.flags.f_contiguous else None
+                if fa is not None and fb is not None:
+                    dst = step[7]
+                    size = rec.size
+                    if dst < 0:
+                        target = out_flat
+                    else:
+                        got = owners[dst] = acquire(dtype, size)
+                        target = vals[dst] = got if len(got) == size else got[:size]
+                        del got
+                    shape, axes = rec.view_a
+                    left = fa.reshape(shape).transpose(axes)
+                    shape, axes = rec.view_b
+                    right = fb.reshape(shape).transpose(axes)
+                    k = rec.kernel
+                    if k == _DOT:
+                        # One BLAS call on 2-D views; writes every element of target.
+                        _dot(right, left, target.reshape(rec.out_dims))
+                    elif k == SPLIT_K:
+                        # One product per entry of the split axis into scratch, then
+                        # their sum, which writes every element of target.
+                        parts_shape = rec.parts
+                        n_parts = size * parts_shape[0]
+                        part_owner = acquire(dtype, n_parts)
+                        scratch.owners.append(part_owner)
+                        parts = part_owner[:n_parts].reshape(parts_shape)
+                        if rec.chunk:
+                            _split_chunked(left, right, parts, target.reshape(rec.out_dims), rec)
+                        else:
+                            _matmul(right, left, out=parts)
+                            _sum(parts, axis=0, out=target.reshape(rec.out_dims))
+                        del parts, part_owner  # no local keeps scratch past its release
+                        scratch.release()
+                    else:
+                        run_kernel(k, left, right, target.reshape(rec.out_dims))
+                    # No local may keep a released buffer alive (the peak is the live set).
+                    del left, right, target, fa, fb
+                    for v in rec.release:
+                        vals[v] = None
+                        if owners[v] is not None:
+                            recycle(owners[v], 0)
+                            owners[v] = None
+                    continue
             if kind == GEMM:
                 _, sa, sb, op_a, op_b, kernel, dims, dst = step
                 if kernel == SPLIT_K:
@@ -61,10 +315,12 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     size = 1
                     for d in dims:  # (bt, n, m), or (tail, bt, n, m)
                         size *= d
-                    owner = pool.acquire(dtype, size)
-                    owners[dst] = owner
-                    target = vals[dst] = owner[:size]
+                    # INVARIANT: no local of this frame holds an intermediate's buffer
+                    # past its release (the `Fast` steps between do not rebind them).
+                    owners[dst] = pool.acquire(dtype, size)
+                    target = vals[dst] = owners[dst][:size]
                 _product(scratch, vals[sa], vals[sb], op_a, op_b, kernel, target.reshape(dims))
+                del target
                 scratch.release()
                 _release(pool, vals, owners, sa, n_in)
                 _release(pool, vals, owners, sb, n_in)
@@ -79,10 +335,10 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     size = 1
                     for d in shape:
                         size *= d
-                    owner = pool.acquire(dtype, size)
-                    owners[dst] = owner
-                    flat = vals[dst] = owner[:size]
+                    owners[dst] = pool.acquire(dtype, size)
+                    flat = vals[dst] = owners[dst][:size]
                     target = flat.reshape(shape, order="F")
+                    del flat
                 # np.einsum with out= writes every element of target.
                 _einsum(expr, x, out=target)
                 del x, target
@@ -110,6 +366,24 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
     for owner in owners:
         if owner is not None:
             pool.recycle(owner, 0)
+
+
+def _split_chunked(left: Array, right: Array, parts: Array, out: Array, rec: Fast) -> None:
+    """A split sum in chunks of ``rec.chunk`` entries of the split (leading) axis: the
+    first chunk's sum writes every element of ``out``; each later chunk is summed
+    together with ``out``'s copy in ``parts[0]`` (the running sum) back into ``out``."""
+    n_ct = rec.n_ct
+    chunk = rec.chunk
+    hi = chunk + 1
+    _matmul(right[:hi], left[:hi], out=parts)
+    _sum(parts, axis=0, out=out)
+    lo = hi
+    while lo < n_ct:
+        hi = min(n_ct, lo + chunk)
+        _copyto(parts[0], out)
+        _matmul(right[lo:hi], left[lo:hi], out=parts[1 : hi - lo + 1])
+        _sum(parts[: hi - lo + 1], axis=0, out=out)
+        lo = hi
 
 
 def _product(

@@ -18,6 +18,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from .executor import prepare
 from .parser import parse
 from .paths import find_path
 from .planner import Plan, compile_plan
@@ -34,7 +35,10 @@ def build_plan(op: str, subscripts: str, shapes: Sequence[Shape], key: Any) -> P
     """Parse, find the path and compile (always plans; typed errors on bad input)."""
     spec = parse(op, subscripts, shapes)
     path = find_path(op, spec.terms, spec.out, spec.sizes, key)
-    return compile_plan(spec, path)
+    plan = compile_plan(spec, path)
+    # The executor's per-step views, worked out here so that no run pays for them.
+    plan.fast = prepare(plan)
+    return plan
 
 
 @functools.lru_cache(maxsize=PLAN_CACHE_SIZE)

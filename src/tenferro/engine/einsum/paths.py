@@ -20,6 +20,7 @@ pairs, which is what the planner consumes.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -57,10 +58,26 @@ def optimize_key(op: str, optimize: Any) -> Any:
     if isinstance(optimize, str):
         return optimize
     if _is_path(optimize):
+        key = _plain_path(optimize)
+        if key is not None:
+            return key
         return tuple(_contraction(op, c, i) for i, c in enumerate(optimize))
     if optimize is False:
         return False
     return _ByIdentity(optimize)
+
+
+def _plain_path(path: Sequence[Any]) -> tuple[tuple[int, ...], ...] | None:
+    """``path`` as a tuple of tuples when every step is a non-empty list or tuple of
+    plain ints (what path finders return), checked with builtins only: a path of a
+    few hundred steps is keyed per `einsum` call, and `_contraction`'s per-element
+    checks cost more than a small network's whole run. None: check it step by step."""
+    if not path or not set(map(type, path)) <= {tuple, list}:
+        return None
+    key = tuple(map(tuple, path))
+    if not all(key) or set(map(type, itertools.chain.from_iterable(key))) != {int}:
+        return None
+    return key
 
 
 def _bad_path(op: str, why: str, **fields: Any) -> ValidationError:

@@ -102,6 +102,8 @@ class Plan:
     steps: list[tuple[Any, ...]] = field(default_factory=list)
     largest_live: int = 0
     transposed_elements: int = 0
+    #: The executor's per-step view records (`executor.prepare`), made once per plan.
+    fast: Any = None
 
 
 def _fit(order: Labels, free: frozenset[str], con: frozenset[str], bat: frozenset[str]) -> Any:
