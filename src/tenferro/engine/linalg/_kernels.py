@@ -24,7 +24,17 @@ import numpy as np
 from ...dtype import DType
 from ...errors import DTypeError, LinAlgError, ValidationError
 from ._adapter import Array, LinalgCall, Shape
-from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int, remember
+from ._lapack import (
+    blas,
+    byref,
+    f2py,
+    info_int,
+    lwork_from,
+    raw,
+    ref_char,
+    ref_int,
+    remember,
+)
 from ._selective import gram_svd
 
 __all__ = [
@@ -701,6 +711,8 @@ def _lu_diag(
         lu, piv, _info = getrf(a_s, overwrite_a=1)
         _same_memory_or_copy(a_s, lu)
         # info > 0: U is exactly singular; its zero diagonal gives det 0, no error.
+        # Direct ufunc reductions, not the array methods: their Python wrappers cost
+        # more than the 64-element reduction itself.
         swaps = int(np.count_nonzero(piv != _arange(n, piv.dtype)))
         yield idx, a_s.diagonal(), swaps % 2
 
@@ -713,8 +725,12 @@ def det(call: LinalgCall, x: Any) -> None:
         d[...] = 1
         return
     for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
-        value = diag.prod()
+        value = _mul_reduce(diag)
         d[idx] = -value if parity else value
+
+
+_mul_reduce = np.multiply.reduce
+_add_reduce = np.add.reduce
 
 
 def slogdet(call: LinalgCall, x: Any) -> None:
@@ -728,16 +744,19 @@ def slogdet(call: LinalgCall, x: Any) -> None:
         return
     for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
         absd = np.abs(diag)
-        if not absd.all():
+        if dt.is_complex:
+            # A zero entry (a singular matrix) is checked before dividing by it.
+            phase = _mul_reduce(diag / absd) if absd.all() else 0
+        else:
+            # The product of the entries' signs: exact (+-1), and 0 exactly when a
+            # diagonal entry is 0 (a singular matrix); NaN for NaN input, as numpy.
+            phase = _mul_reduce(np.sign(diag))
+        if phase == 0:
             sign[idx] = 0
             logabs[idx] = -np.inf
             continue
-        # Array methods, not the np.* wrappers: their dispatch shows at n = 64.
-        phase = (diag / absd).prod() if dt.is_complex else 1.0
-        if not dt.is_complex:
-            phase = -1.0 if (diag < 0).sum() % 2 else 1.0
         sign[idx] = -phase if parity else phase
-        logabs[idx] = np.log(absd).sum()
+        logabs[idx] = _add_reduce(np.log(absd, out=absd))
 
 
 def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
@@ -837,7 +856,9 @@ _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
 def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
     """Output: the norm of each matrix, ``[B...]``, real."""
     op = call.op
-    if not any(ord == o and type(ord) is not bool for o in _MATRIX_ORDS):
+    # The default ord first: the general membership test costs a microsecond.
+    fro = ord.__class__ is str and ord == "fro"
+    if not fro and not any(ord == o and type(ord) is not bool for o in _MATRIX_ORDS):
         raise ValidationError(
             op,
             f"ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got {ord!r}",
@@ -848,6 +869,11 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
     if m == 0 or n == 0:
         out[...] = 0
         return
+    if fro and not batch and (arr.flags.f_contiguous or arr.flags.c_contiguous):
+        # One matrix in one block of memory (a tensor, or a view of a whole one):
+        # the norm of its elements in memory order, no temporary.
+        out[()] = _two_norm(arr.ravel(order="K"), dt)
+        return
     if ord in ("nuc", 2, -2):
         k = min(m, n)
         s_s = call.scratch(k, dt.real.numpy)
@@ -857,19 +883,38 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
         return
     for idx in _items(batch):
         mat = _mat(arr, idx)
-        if ord == "fro" and mat.flags.f_contiguous:
-            out[idx] = _two_norm(mat.reshape(-1, order="F"))
+        if fro and mat.flags.f_contiguous:
+            out[idx] = _two_norm(mat.reshape(-1, order="F"), dt)
         else:
             out[idx] = np.linalg.norm(mat, ord)
 
 
-def _two_norm(flat: Array) -> float:
-    """The 2-norm of a contiguous 1-D array: sqrt of BLAS dot, no temporary.
+_DOT = {DType.F32: "sdot", DType.F64: "ddot", DType.C32: "cdotc", DType.C64: "zdotc"}
+_NRM2 = {DType.F32: "snrm2", DType.F64: "dnrm2", DType.C32: "scnrm2", DType.C64: "dznrm2"}
+# Below this sum of squares (per element) squares of the smaller entries may have
+# underflowed: tiny / eps, so that what underflowed is below the rounding error.
+_SAFE_LOW = {dt: float(np.finfo(dt.real.numpy).tiny / np.finfo(dt.real.numpy).eps) for dt in _DOT}
 
-    (BLAS ``nrm2`` guards against overflow with a scaled loop that is 10x slower;
-    numpy's own ``norm`` takes the same dot-product route.)
+
+def _two_norm(flat: Array, dt: DType) -> float:
+    """The 2-norm of a contiguous 1-D array of ``dt``, safe against overflow and underflow.
+
+    ``sqrt(dot(x, x))`` (one BLAS pass, what ``numpy.linalg.norm`` computes) when
+    the sum of squares is finite and far enough above the underflow threshold
+    that no square that underflowed can matter; otherwise (entries beyond about
+    1e154 or below 1e-154 in F64, NaN, inf) BLAS ``?nrm2``, whose scaled
+    accumulation is exact there but 2.5x slower on large vectors. numpy returns
+    inf for a matrix of 1e200 entries; this returns the right value.
     """
-    return math.sqrt(np.vdot(flat, flat).real) if flat.size else 0.0
+    size = flat.size
+    if not size:
+        return 0.0
+    ss = blas(_DOT[dt])(flat, flat)
+    if dt.is_complex:
+        ss = ss.real
+    if _SAFE_LOW[dt] * size < ss < math.inf:
+        return math.sqrt(ss)
+    return float(blas(_NRM2[dt])(flat))
 
 
 def vector_norm(call: LinalgCall, x: Any, axes: Any, keepdims: bool, ord: Any) -> None:
@@ -882,7 +927,7 @@ def vector_norm(call: LinalgCall, x: Any, axes: Any, keepdims: bool, ord: Any) -
     if axes is None and ord == 2 and not keepdims and arr.flags.f_contiguous:
         out = call.output((), dt.real)
         flat = arr.reshape(-1, order="F")
-        out[...] = _two_norm(flat)
+        out[...] = _two_norm(flat, dt)
         return
     try:
         value = np.linalg.vector_norm(arr, axis=axes, keepdims=keepdims, ord=ord)
