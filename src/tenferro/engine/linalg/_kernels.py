@@ -30,6 +30,7 @@ from ._lapack import (
     f2py,
     info_int,
     lwork_from,
+    ptr,
     raw,
     ref_char,
     ref_int,
@@ -195,8 +196,8 @@ def _orgqr_lwork(dt: DType, m: int, n: int, k: int) -> int:
         work = np.empty(1, dt.numpy)
         info = info_int()
         raw("orgqr", dt)(
-            ref_int(m), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(m, 1)),
-            probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
+            ref_int(m), ref_int(n), ref_int(k), ptr(probe), ref_int(max(m, 1)),
+            ptr(probe), ptr(work), ref_int(-1), byref(info),
         )  # fmt: skip
         value = remember(_lwork_cache, key, lwork_from(work[0]))
     return value
@@ -220,19 +221,19 @@ def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
             ref_char(jobz),
             ref_int(m),
             ref_int(n),
-            probe.ctypes.data,
+            ptr(probe),
             ref_int(max(m, 1)),
-            probe.ctypes.data,
-            probe.ctypes.data,
+            ptr(probe),
+            ptr(probe),
             ref_int(max(m, 1)),
-            probe.ctypes.data,
+            ptr(probe),
             ref_int(max(n, 1)),
-            work.ctypes.data,
+            ptr(work),
             ref_int(-1),
         ]
         if dt.is_complex:
-            args.append(probe.ctypes.data)
-        args += [iwork.ctypes.data, byref(info)]
+            args.append(ptr(probe))
+        args += [ptr(iwork), byref(info)]
         raw("gesdd", dt)(*args)
         if jobz == b"N":
             lrwork = 7 * k
@@ -275,25 +276,25 @@ def _gesdd(
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
         s_b = _vec(s, idx)
-        u_ptr = _mat(u, idx).ctypes.data if u is not None else a_s.ctypes.data
-        vt_ptr = _mat(vh, idx).ctypes.data if vh is not None else a_s.ctypes.data
+        u_ptr = ptr(_mat(u, idx)) if u is not None else ptr(a_s)
+        vt_ptr = ptr(_mat(vh, idx)) if vh is not None else ptr(a_s)
         args: list[Any] = [
             ref_char(jobz),
             ref_int(m),
             ref_int(n),
-            a_s.ctypes.data,
+            ptr(a_s),
             ref_int(max(m, 1)),
-            s_b.ctypes.data,
+            ptr(s_b),
             u_ptr,
             ref_int(ldu),
             vt_ptr,
             ref_int(max(ldvt, 1)),
-            work.ctypes.data,
+            ptr(work),
             ref_int(lwork),
         ]
         if rwork is not None:
-            args.append(rwork.ctypes.data)
-        args += [iwork.ctypes.data, byref(info)]
+            args.append(ptr(rwork))
+        args += [ptr(iwork), byref(info)]
         # INVARIANT: u, s, vh matrices are contiguous column-major (pooled [M, N, B...]
         # arrays indexed on trailing axes), as LAPACK reads them through raw pointers.
         fn(*args)
@@ -458,13 +459,13 @@ def _lq_workspace(call: LinalgCall, dt: DType, m: int, n: int, rows: int, k: int
     work = np.empty(1, dt.numpy)
     info = info_int()
     raw("gelqf", dt)(
-        ref_int(m), ref_int(n), probe.ctypes.data, ref_int(max(m, 1)), probe.ctypes.data,
-        work.ctypes.data, ref_int(-1), byref(info),
+        ref_int(m), ref_int(n), ptr(probe), ref_int(max(m, 1)), ptr(probe),
+        ptr(work), ref_int(-1), byref(info),
     )  # fmt: skip
     lw = lwork_from(work[0])
     raw("orglq", dt)(
-        ref_int(rows), ref_int(n), ref_int(k), probe.ctypes.data, ref_int(max(rows, 1)),
-        probe.ctypes.data, work.ctypes.data, ref_int(-1), byref(info),
+        ref_int(rows), ref_int(n), ref_int(k), ptr(probe), ref_int(max(rows, 1)),
+        ptr(probe), ptr(work), ref_int(-1), byref(info),
     )  # fmt: skip
     return max(lw, lwork_from(work[0]))
 
@@ -491,8 +492,8 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
         gelqf(
-            ref_int(m), ref_int(n), a_s.ctypes.data, ref_int(m), tau.ctypes.data,
-            work.ctypes.data, ref_int(lwork), byref(info),
+            ref_int(m), ref_int(n), ptr(a_s), ref_int(m), ptr(tau),
+            ptr(work), ref_int(lwork), byref(info),
         )  # fmt: skip
         _check_info(call.op, info.value, "NOT_CONVERGED", "gelqf failed", idx)
         l_b = _mat(lo, idx)
@@ -503,8 +504,8 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
         np.copyto(q_b[:k], a_s[:k])
         # INVARIANT: q_b is contiguous column-major with leading dimension qr_rows.
         orglq(
-            ref_int(qr_rows), ref_int(n), ref_int(k), q_b.ctypes.data, ref_int(qr_rows),
-            tau.ctypes.data, work.ctypes.data, ref_int(lwork), byref(info),
+            ref_int(qr_rows), ref_int(n), ref_int(k), ptr(q_b), ref_int(qr_rows),
+            ptr(tau), ptr(work), ref_int(lwork), byref(info),
         )  # fmt: skip
         _check_info(call.op, info.value, "NOT_CONVERGED", "orglq failed", idx)
 

@@ -29,6 +29,7 @@ __all__ = [
     "f2py",
     "info_int",
     "lwork_from",
+    "ptr",
     "raw",
     "ref_char",
     "ref_int",
@@ -145,9 +146,42 @@ def raw(name: str, dtype: DType, blas: bool = False) -> Any:
     return fn
 
 
+# Constant arguments by address, kept per value: LAPACK only reads them, and making
+# a ``c_int`` and its ``byref`` costs half a microsecond, a dozen times per call.
+_int_refs: dict[int, Any] = {}
+_char_refs: dict[bytes, Any] = {}
+
+
 def ref_int(value: int) -> Any:
-    """A LAPACK integer argument (by address)."""
-    return ctypes.byref(ctypes.c_int(value))
+    """A LAPACK integer input argument (by address; never written by LAPACK)."""
+    ref = _int_refs.get(value)
+    if ref is None:
+        ref = remember(_int_refs, value, ctypes.byref(ctypes.c_int(value)))
+    return ref
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def ptr(arr: Any) -> int:
+    """The address of the first element of a contiguous array (C- or F-ordered).
+
+    ``arr.ctypes.data`` builds a ``numpy.ctypeslib`` helper object on every use (3 us,
+    half a dozen times per LAPACK call); the buffer protocol gives the address in
+    a fifth of that. ``from_buffer`` takes only writable C-contiguous buffers, so an
+    F-ordered array is read through its transpose (the same memory); anything else
+    (a read-only operand) takes the slow route.
+    """
+    try:
+        return _addressof(_from_buffer(arr.T))
+    except (TypeError, ValueError):
+        pass
+    try:
+        return _addressof(_from_buffer(arr))
+    except (TypeError, ValueError):
+        address: int = arr.ctypes.data
+        return address
 
 
 def ref_real(value: float, dtype: DType) -> Any:
@@ -157,8 +191,11 @@ def ref_real(value: float, dtype: DType) -> Any:
 
 
 def ref_char(value: bytes) -> Any:
-    """A LAPACK character argument (by address)."""
-    return ctypes.byref(ctypes.c_char(value))
+    """A LAPACK character input argument (by address; never written by LAPACK)."""
+    ref = _char_refs.get(value)
+    if ref is None:
+        ref = _char_refs[value] = ctypes.byref(ctypes.c_char(value))
+    return ref
 
 
 def byref(value: Any) -> Any:
