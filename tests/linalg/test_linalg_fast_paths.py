@@ -127,3 +127,33 @@ def test_slogdet_of_huge_determinant_has_finite_log() -> None:
     sign, logabs = tfr.CpuEngine().slogdet(_tensor(a))
     assert float(sign.to_numpy()) == 1.0
     np.testing.assert_allclose(float(logabs.to_numpy()), 40 * np.log(1e20), rtol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(7, 4, 2), (4, 7, 2), (5, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_r_is_exactly_upper_triangular_and_reconstructs(
+    shape: tuple[int, ...], mode: str
+) -> None:
+    a = _sample(np.complex128, 1.0, shape)
+    q, r = tfr.CpuEngine().qr(_tensor(a), mode=mode)
+    qn, rn = q.to_numpy(), r.to_numpy()
+    for idx in np.ndindex(*shape[2:]):
+        rb = rn[(slice(None), slice(None), *idx)]
+        assert not np.tril(rb, -1).any()
+        qb = qn[(slice(None), slice(None), *idx)]
+        np.testing.assert_allclose(qb @ rb, a[(slice(None), slice(None), *idx)], atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(7, 4, 2), (4, 7, 2), (5, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_lq_l_is_exactly_lower_triangular_and_reconstructs(
+    shape: tuple[int, ...], mode: str
+) -> None:
+    a = _sample(np.float64, 1.0, shape)
+    lo, q = tfr.CpuEngine().lq(_tensor(a), mode=mode)
+    ln, qn = lo.to_numpy(), q.to_numpy()
+    for idx in np.ndindex(*shape[2:]):
+        lb = ln[(slice(None), slice(None), *idx)]
+        assert not np.triu(lb, 1).any()
+        qb = qn[(slice(None), slice(None), *idx)]
+        np.testing.assert_allclose(lb @ qb, a[(slice(None), slice(None), *idx)], atol=1e-12)

@@ -150,18 +150,29 @@ def _identity_fill(arr: Array) -> None:
         arr[i, i, ...] = 1
 
 
-def _zero_below(mat: Array, k: int) -> None:
-    """Zero the strictly lower part of the first ``k`` columns of ``mat``."""
-    m = mat.shape[0]
-    for j in range(min(k, m)):
-        mat[j + 1 :, j] = 0
+_tri_masks: dict[tuple[int, int, bool], Array] = {}
 
 
-def _zero_above(mat: Array, k: int) -> None:
-    """Zero the strictly upper part of the first ``k`` rows of ``mat``."""
-    n = mat.shape[1]
-    for j in range(1, n):
-        mat[: min(j, k), j] = 0
+def _triangle(rows: int, cols: int, upper: bool) -> Array:
+    """A read-only F-ordered mask of the upper (``j >= i``) or lower (``j <= i``) triangle.
+
+    Cached per shape: a masked ``copyto`` writes a triangle in one C pass, where a
+    Python loop over the columns costs 0.5 us per column (30 us at n = 64).
+    """
+    key = (rows, cols, upper)
+    mask = _tri_masks.get(key)
+    if mask is None:
+        ones = np.ones((rows, cols), dtype=bool)
+        mask = np.asfortranarray(np.triu(ones) if upper else np.tril(ones))
+        mask.flags.writeable = False
+        remember(_tri_masks, key, mask)
+    return mask
+
+
+def _copy_triangle(dst: Array, src: Array, upper: bool) -> None:
+    """Write ``src``'s upper (lower) triangle into ``dst`` (same shape), zeros elsewhere."""
+    dst[...] = 0
+    np.copyto(dst, src, where=_triangle(dst.shape[0], dst.shape[1], upper))
 
 
 def _same_memory_or_copy(dst: Array, src: Array) -> None:
@@ -442,9 +453,8 @@ def qr(call: LinalgCall, x: Any, mode: str) -> None:
         _same_memory_or_copy(a_s, qr_)
         _check_info(call.op, info, "NOT_CONVERGED", "geqrf failed", idx)
         r_b = _mat(r, idx)
-        np.copyto(r_b[:k], a_s[:k])
-        _zero_below(r_b, k)
         r_b[k:] = 0
+        _copy_triangle(r_b[:k], a_s[:k], upper=True)
         q_b = _mat(q, idx)
         # The reflectors (first k columns) go into Q's own buffer, which orgqr then
         # overwrites in place with Q (it sets any columns past k itself).
@@ -497,9 +507,8 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
         )  # fmt: skip
         _check_info(call.op, info.value, "NOT_CONVERGED", "gelqf failed", idx)
         l_b = _mat(lo, idx)
-        np.copyto(l_b[:, :k], a_s[:, :k])
-        _zero_above(l_b[:, :k], k)
         l_b[:, k:] = 0
+        _copy_triangle(l_b[:, :k], a_s[:, :k], upper=False)
         q_b = _mat(q, idx)
         np.copyto(q_b[:k], a_s[:k])
         # INVARIANT: q_b is contiguous column-major with leading dimension qr_rows.
