@@ -68,7 +68,9 @@ def _syevr_workspace(dt: DType, k: int, r: int) -> tuple[int, int, int]:
         probe = np.zeros(max(k * k, 1), dt.numpy)
         w = np.empty(max(k, 1), dt.real.numpy)
         work = np.empty(1, dt.numpy)
-        rwork = np.empty(1, dt.real.numpy)
+        # Zeroed: the real routines never write rwork, and its size is read below
+        # (uninitialised memory there was a NaN now and then).
+        rwork = np.zeros(1, dt.real.numpy)
         iwork = np.empty(1, _I32)
         isuppz = np.empty(max(2 * r, 2), _I32)
         found = info_int()
