@@ -24,10 +24,12 @@ from ...dtype import DType
 __all__ = [
     "PREFIX",
     "SHAPE_CACHE_SIZE",
+    "blas",
     "byref",
     "f2py",
     "info_int",
     "lwork_from",
+    "ptr",
     "raw",
     "ref_char",
     "ref_int",
@@ -98,6 +100,25 @@ def f2py(name: str, dtype: DType) -> Any:
     return fn
 
 
+_blas_cache: dict[str, Any] = {}
+
+
+def blas(full_name: str) -> Any:
+    """The ``scipy.linalg.blas`` wrapper ``full_name`` (``"ddot"``, ``"dznrm2"``), cached.
+
+    Its f2py wrappers check no floating-point flags, so an overflowing ``?dot``
+    returns inf without the RuntimeWarning ``numpy.dot`` raises, and they cost
+    about half of ``numpy.dot``'s dispatch on a short vector.
+    """
+    fn = _blas_cache.get(full_name)
+    if fn is None:
+        # First use only (see `f2py`).
+        from scipy.linalg import blas as module
+
+        fn = _blas_cache[full_name] = getattr(module, full_name)
+    return fn
+
+
 def raw(name: str, dtype: DType, blas: bool = False) -> Any:
     """The ``cython_lapack`` (``blas=True``: ``cython_blas``) routine ``name`` for ``dtype``.
 
@@ -125,9 +146,42 @@ def raw(name: str, dtype: DType, blas: bool = False) -> Any:
     return fn
 
 
+# Constant arguments by address, kept per value: LAPACK only reads them, and making
+# a ``c_int`` and its ``byref`` costs half a microsecond, a dozen times per call.
+_int_refs: dict[int, Any] = {}
+_char_refs: dict[bytes, Any] = {}
+
+
 def ref_int(value: int) -> Any:
-    """A LAPACK integer argument (by address)."""
-    return ctypes.byref(ctypes.c_int(value))
+    """A LAPACK integer input argument (by address; never written by LAPACK)."""
+    ref = _int_refs.get(value)
+    if ref is None:
+        ref = remember(_int_refs, value, ctypes.byref(ctypes.c_int(value)))
+    return ref
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def ptr(arr: Any) -> int:
+    """The address of the first element of a contiguous array (C- or F-ordered).
+
+    ``arr.ctypes.data`` builds a ``numpy.ctypeslib`` helper object on every use (3 us,
+    half a dozen times per LAPACK call); the buffer protocol gives the address in
+    a fifth of that. ``from_buffer`` takes only writable C-contiguous buffers, so an
+    F-ordered array is read through its transpose (the same memory); anything else
+    (a read-only operand) takes the slow route.
+    """
+    try:
+        return _addressof(_from_buffer(arr.T))
+    except (TypeError, ValueError):
+        pass
+    try:
+        return _addressof(_from_buffer(arr))
+    except (TypeError, ValueError):
+        address: int = arr.ctypes.data
+        return address
 
 
 def ref_real(value: float, dtype: DType) -> Any:
@@ -137,8 +191,11 @@ def ref_real(value: float, dtype: DType) -> Any:
 
 
 def ref_char(value: bytes) -> Any:
-    """A LAPACK character argument (by address)."""
-    return ctypes.byref(ctypes.c_char(value))
+    """A LAPACK character input argument (by address; never written by LAPACK)."""
+    ref = _char_refs.get(value)
+    if ref is None:
+        ref = _char_refs[value] = ctypes.byref(ctypes.c_char(value))
+    return ref
 
 
 def byref(value: Any) -> Any:

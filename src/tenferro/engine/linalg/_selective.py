@@ -39,7 +39,18 @@ import numpy as np
 from ...dtype import DType
 from ...errors import LinAlgError
 from ._adapter import Array, LinalgCall
-from ._lapack import byref, f2py, info_int, lwork_from, raw, ref_char, ref_int, ref_real, remember
+from ._lapack import (
+    byref,
+    f2py,
+    info_int,
+    lwork_from,
+    ptr,
+    raw,
+    ref_char,
+    ref_int,
+    ref_real,
+    remember,
+)
 
 __all__ = ["gram_svd"]
 
@@ -57,20 +68,22 @@ def _syevr_workspace(dt: DType, k: int, r: int) -> tuple[int, int, int]:
         probe = np.zeros(max(k * k, 1), dt.numpy)
         w = np.empty(max(k, 1), dt.real.numpy)
         work = np.empty(1, dt.numpy)
-        rwork = np.empty(1, dt.real.numpy)
+        # Zeroed: the real routines never write rwork, and its size is read below
+        # (uninitialised memory there was a NaN now and then).
+        rwork = np.zeros(1, dt.real.numpy)
         iwork = np.empty(1, _I32)
         isuppz = np.empty(max(2 * r, 2), _I32)
         found = info_int()
         info = info_int()
         args: list[Any] = [
-            ref_char(b"V"), ref_char(b"I"), ref_char(b"L"), ref_int(k), probe.ctypes.data,
+            ref_char(b"V"), ref_char(b"I"), ref_char(b"L"), ref_int(k), ptr(probe),
             ref_int(max(k, 1)), ref_real(0.0, dt), ref_real(0.0, dt), ref_int(k - r + 1),
-            ref_int(k), ref_real(0.0, dt), byref(found), w.ctypes.data, probe.ctypes.data,
-            ref_int(max(k, 1)), isuppz.ctypes.data, work.ctypes.data, ref_int(-1),
+            ref_int(k), ref_real(0.0, dt), byref(found), ptr(w), ptr(probe),
+            ref_int(max(k, 1)), ptr(isuppz), ptr(work), ref_int(-1),
         ]  # fmt: skip
         if dt.is_complex:
-            args += [rwork.ctypes.data, ref_int(-1)]
-        args += [iwork.ctypes.data, ref_int(-1), byref(info)]
+            args += [ptr(rwork), ref_int(-1)]
+        args += [ptr(iwork), ref_int(-1), byref(info)]
         raw("syevr", dt)(*args)
         sizes = (lwork_from(work[0]), max(int(iwork[0]), 1), lwork_from(rwork[0]))
         remember(_syevr_sizes, key, sizes)
@@ -149,8 +162,8 @@ def gram_svd(
     # (alpha and beta are reals of the dtype's precision for both).
     raw("syrk", dt, blas=True)(
         ref_char(b"L"), ref_char((b"C" if cplx else b"T") if tall else b"N"), ref_int(k),
-        ref_int(big), ref_real(1.0, dt), mat.ctypes.data, ref_int(max(m, 1)),
-        ref_real(0.0, dt), g.ctypes.data, ref_int(k),
+        ref_int(big), ref_real(1.0, dt), ptr(mat), ref_int(max(m, 1)),
+        ref_real(0.0, dt), ptr(g), ref_int(k),
     )  # fmt: skip
     # ||A||_F^2 is the trace of G (read before ?syevr overwrites it).
     fro2 = float(np.sum(np.diagonal(g).real))
@@ -163,14 +176,14 @@ def gram_svd(
     # abstol = safe minimum: LAPACK's advice for the most accurate eigenvectors.
     abstol = float(np.finfo(dt.real.numpy).tiny)
     args: list[Any] = [
-        ref_char(b"V"), ref_char(b"I"), ref_char(b"L"), ref_int(k), g.ctypes.data,
+        ref_char(b"V"), ref_char(b"I"), ref_char(b"L"), ref_int(k), ptr(g),
         ref_int(k), ref_real(0.0, dt), ref_real(0.0, dt), ref_int(k - r + 1), ref_int(k),
-        ref_real(abstol, dt), byref(found), evals.ctypes.data, z.ctypes.data, ref_int(k),
-        isuppz.ctypes.data, work.ctypes.data, ref_int(lwork),
+        ref_real(abstol, dt), byref(found), ptr(evals), ptr(z), ref_int(k),
+        ptr(isuppz), ptr(work), ref_int(lwork),
     ]  # fmt: skip
     if rwork is not None:
-        args += [rwork.ctypes.data, ref_int(lrwork)]
-    args += [iwork.ctypes.data, ref_int(liwork), byref(info)]
+        args += [ptr(rwork), ref_int(lrwork)]
+    args += [ptr(iwork), ref_int(liwork), byref(info)]
     raw("syevr", dt)(*args)
     if info.value != 0 or found.value != r:
         raise LinAlgError(
