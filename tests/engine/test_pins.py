@@ -238,8 +238,13 @@ def test_the_unary_hot_path_pins_its_tensor(eng: tfr.CpuEngine) -> None:
     assert not host.reading
 
 
-def test_the_full_reduction_hot_path_pins_its_tensor(
-    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("values", "axes", "expected"),
+    [([1.0, 2.0], None, 3.0), ([[1.0, 2.0], [3.0, 4.0]], 0, [4.0, 6.0])],
+    ids=["full", "axes"],
+)
+def test_the_reduction_hot_paths_pin_their_tensor(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch, values: Any, axes: Any, expected: Any
 ) -> None:
     gate = Gate()
 
@@ -250,29 +255,11 @@ def test_the_full_reduction_hot_path_pins_its_tensor(
             return np.add.reduce(*args)
 
     monkeypatch.setitem(reduction._UFUNC, "reduce_sum", WaitingAdd)
-    a = t_([1.0, 2.0])
-    with in_flight(gate, lambda: eng.reduce_sum(a)) as result:
+    a = t_(values)
+    call = (lambda: eng.reduce_sum(a)) if axes is None else (lambda: eng.reduce_sum(a, axes))
+    with in_flight(gate, call) as result:
         refused_in_use(a.map_write)
-    assert result[0].to_numpy() == 3.0
-    assert not host.reading
-
-
-def test_the_axes_reduction_hot_path_pins_its_tensor(
-    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gate = Gate()
-
-    class WaitingAdd:
-        @staticmethod
-        def reduce(*args: Any) -> Any:
-            gate.hold()
-            return np.add.reduce(*args)
-
-    monkeypatch.setitem(reduction._UFUNC, "reduce_sum", WaitingAdd)
-    a = t_([[1.0, 2.0], [3.0, 4.0]])
-    with in_flight(gate, lambda: eng.reduce_sum(a, 0)) as result:
-        refused_in_use(a.map_write)
-    assert result[0].to_numpy().tolist() == [4.0, 6.0]
+    assert result[0].to_numpy().tolist() == expected
     assert not host.reading
 
 
