@@ -395,3 +395,23 @@ def test_the_binary_einsum_fast_path_pins_both_operands(
         refused_in_use(b.map_write)
     assert result[0].to_numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert not host.reading
+
+
+def test_the_frobenius_norm_hot_path_pins_its_matrix(
+    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tenferro.engine.linalg import _kernels
+
+    gate = Gate()
+    real_norm = _kernels.two_norm
+
+    def waiting_norm(flat: Any, dt: Any) -> float:
+        gate.hold()
+        return real_norm(flat, dt)
+
+    monkeypatch.setattr(_kernels, "two_norm", waiting_norm)
+    a = t_([[3.0, 0.0], [0.0, 4.0]])
+    with in_flight(gate, lambda: eng.matrix_norm(a)) as result:
+        refused_in_use(a.map_write)
+    assert result[0].to_numpy() == 5.0
+    assert not host.reading

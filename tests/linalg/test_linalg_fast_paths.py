@@ -157,3 +157,25 @@ def test_lq_l_is_exactly_lower_triangular_and_reconstructs(
         assert not np.triu(lb, 1).any()
         qb = qn[(slice(None), slice(None), *idx)]
         np.testing.assert_allclose(lb @ qb, a[(slice(None), slice(None), *idx)], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_frobenius_norm_of_a_matrix_is_a_rank0_real_tensor_from_the_pool(dtype: Any) -> None:
+    eng = tfr.CpuEngine()
+    t = _tensor(_sample(dtype, 1.0))
+    first = eng.matrix_norm(t)
+    assert first.shape == () and first.dtype.numpy == np.dtype(dtype).type(0).real.dtype
+    value = float(first.to_numpy())
+    del first
+    hits = eng.buffer_pool_cache_stats().hits
+    again = eng.matrix_norm(t)
+    assert eng.buffer_pool_cache_stats().hits == hits + 1
+    assert float(again.to_numpy()) == value
+
+
+def test_frobenius_norm_of_a_matrix_under_a_write_borrow_is_refused() -> None:
+    eng = tfr.CpuEngine()
+    t = _tensor(_sample(np.float64, 1.0))
+    with t.map_write(), pytest.raises(tfr.BorrowError):
+        eng.matrix_norm(t)
+    assert float(eng.matrix_norm(t).to_numpy()) > 0

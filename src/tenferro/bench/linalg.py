@@ -3,7 +3,7 @@
 Every case times ``eng.<op>`` next to ``numpy.linalg`` and ``scipy.linalg`` on
 the same Fortran-ordered data (the numpy arrays are read-only views of the
 tensors' own memory), interleaved, at n = 64 and 256 (and 1024 for the cheap
-O(n^3) operations, full mode only). Target: tenferro / numpy <= 1.0 (never
+O(n^3) operations, full mode only), with one BLAS thread. Target: tenferro / numpy <= 1.0 (never
 slower than numpy.linalg). One batched case (32 matrices of 64 x 64; quick: 4 of 32 x 32; trailing
 batch in tenferro; numpy and scipy get the leading-batch view of the same
 memory, which they copy to make each matrix contiguous) shows the batch
@@ -144,7 +144,20 @@ _BIG = ("qr (tall)", "cholesky", "solve", "inv", "det", "slogdet", "matrix_norm 
 
 
 def run(quick: bool = False) -> list[CaseResult]:
-    """Time every operation; quick mode: n = 64 only, fewer repeats."""
+    """Time every operation with one BLAS thread; quick mode: n = 64 only, fewer repeats.
+
+    One thread for every BLAS in the process (numpy's and scipy's OpenBLAS are
+    separate builds, each with its own thread pool): with the defaults, the
+    pool that ran last keeps its threads spinning and slows the other's next
+    call by up to 30x on a 2-core machine, which says nothing about either.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run(quick)
+
+
+def _run(quick: bool) -> list[CaseResult]:
     eng = CpuEngine()
     rng = np.random.default_rng(0)
     sizes = (64,) if quick else (64, 256, 1024)

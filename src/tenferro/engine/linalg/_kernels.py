@@ -54,6 +54,7 @@ __all__ = [
     "solve",
     "svd",
     "svd_truncated",
+    "two_norm",
     "vector_norm",
 ]
 
@@ -882,7 +883,7 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
     if fro and not batch and (arr.flags.f_contiguous or arr.flags.c_contiguous):
         # One matrix in one block of memory (a tensor, or a view of a whole one):
         # the norm of its elements in memory order, no temporary.
-        out[()] = _two_norm(arr.ravel(order="K"), dt)
+        out[()] = two_norm(arr.ravel(order="K"), dt)
         return
     if ord in ("nuc", 2, -2):
         k = min(m, n)
@@ -894,7 +895,7 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
     for idx in _items(batch):
         mat = _mat(arr, idx)
         if fro and mat.flags.f_contiguous:
-            out[idx] = _two_norm(mat.reshape(-1, order="F"), dt)
+            out[idx] = two_norm(mat.reshape(-1, order="F"), dt)
         else:
             out[idx] = np.linalg.norm(mat, ord)
 
@@ -906,7 +907,7 @@ _NRM2 = {DType.F32: "snrm2", DType.F64: "dnrm2", DType.C32: "scnrm2", DType.C64:
 _SAFE_LOW = {dt: float(np.finfo(dt.real.numpy).tiny / np.finfo(dt.real.numpy).eps) for dt in _DOT}
 
 
-def _two_norm(flat: Array, dt: DType) -> float:
+def two_norm(flat: Array, dt: DType) -> float:
     """The 2-norm of a contiguous 1-D array of ``dt``, safe against overflow and underflow.
 
     ``sqrt(dot(x, x))`` (one BLAS pass, what ``numpy.linalg.norm`` computes) when
@@ -937,7 +938,7 @@ def vector_norm(call: LinalgCall, x: Any, axes: Any, keepdims: bool, ord: Any) -
     if axes is None and ord == 2 and not keepdims and arr.flags.f_contiguous:
         out = call.output((), dt.real)
         flat = arr.reshape(-1, order="F")
-        out[...] = _two_norm(flat, dt)
+        out[...] = two_norm(flat, dt)
         return
     try:
         value = np.linalg.vector_norm(arr, axis=axes, keepdims=keepdims, ord=ord)
