@@ -207,16 +207,36 @@ def test_a_small_expression_refuses_a_tensor_being_written(eng: tfr.CpuEngine) -
         eng.evaluate("a * 2", a=a)
 
 
-def test_auto_gives_large_arithmetic_to_numexpr_and_functions_to_tiles() -> None:
+def test_auto_gives_large_arithmetic_to_numexpr_and_functions_to_tiles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numexpr
+
     from tenferro.engine.fusion import AUTO_NUMEXPR_MIN, _choose
 
+    monkeypatch.setattr(numexpr, "get_num_threads", lambda: 2)
     f64 = {"a": tfr.DType.F64, "b": tfr.DType.F64}
     big = (AUTO_NUMEXPR_MIN,)
-    assert _choose("(a * b + a) * a - b", f64, big) == "numexpr"
-    assert _choose("exp(a + b) * a", f64, big) == "tiled"
-    assert _choose("(a * b + a) * a - b", f64, (AUTO_NUMEXPR_MIN - 1,)) == "tiled"
+    assert _choose("(a * b + a) * a - b", f64, big, 2) == "numexpr"
+    assert _choose("exp(a + b) * a", f64, big, 2) == "tiled"
+    assert _choose("(a * b + a) * a - b", f64, (AUTO_NUMEXPR_MIN - 1,), 2) == "tiled"
     f32 = {"a": tfr.DType.F32, "b": tfr.DType.F32}
-    assert _choose("a * b + a", f32, big) == "tiled"  # numexpr takes F64 and C64 only
+    assert _choose("a * b + a", f32, big, 2) == "tiled"  # numexpr takes F64 and C64 only
+
+
+def test_auto_keeps_tiles_when_numexpr_has_fewer_threads_than_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # numexpr's thread count is process-wide: another engine made with threads=1
+    # leaves it at one, where the tiled executor on the engine's two threads wins.
+    import numexpr
+
+    from tenferro.engine.fusion import AUTO_NUMEXPR_MIN, _choose
+
+    monkeypatch.setattr(numexpr, "get_num_threads", lambda: 1)
+    f64 = {"a": tfr.DType.F64, "b": tfr.DType.F64}
+    assert _choose("(a * b + a) * a - b", f64, (AUTO_NUMEXPR_MIN,), 2) == "tiled"
+    assert _choose("(a * b + a) * a - b", f64, (AUTO_NUMEXPR_MIN,), 1) == "numexpr"
 
 
 def test_auto_and_tiled_agree_on_a_large_arithmetic_chain(eng: tfr.CpuEngine) -> None:
