@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+from _revisions import alternate
 
 EXPRESSIONS: dict[str, tuple[str, Callable[[Any, Any, Any], Any]]] = {
     "2 ops": ("a * b + c", lambda a, b, c: a * b + c),
@@ -137,21 +137,8 @@ def main(argv: list[str]) -> int:
         return 0
     old, new = argv[0], argv[1]
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {"before": [], "after": []}
     extra = ["--no-64m"] if "--no-64m" in argv else []
-    for r in range(rounds):
-        order = [("before", old), ("after", new)]
-        for label, src in order if r % 2 == 0 else reversed(order):
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
-            proc = subprocess.run(
-                [sys.executable, __file__, "--worker", *extra],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
-            print(f"round {r + 1}/{rounds}: {label} done", file=sys.stderr, flush=True)
+    runs = alternate(__file__, old, new, rounds, extra)
     rows = list(runs["after"][0])
     print(f"{'row':28s} {'':6s} {'tenferro':>10s} {'/numpy':>8s} {'/numexpr':>9s} {'other':>24s}")
     for row in rows:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+from _revisions import alternate
 
 #: (row, elements) of the issue's table; the worker builds each case.
 ROWS = [
@@ -287,20 +287,7 @@ def main(argv: list[str]) -> int:
         # Comma-separated substrings: the rows whose name contains one of them.
         wanted = argv[argv.index("--only") + 1].split(",")
         rows = [r for r in ROWS if any(w in r for w in wanted)]
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {"before": [], "after": []}
-    for r in range(rounds):
-        order = [("before", old), ("after", new)]
-        for label, src in order if r % 2 == 0 else reversed(order):
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
-            proc = subprocess.run(
-                [sys.executable, __file__, "--worker", *rows],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
-            print(f"round {r + 1}/{rounds}: {label} done", file=sys.stderr, flush=True)
+    runs = alternate(__file__, old, new, rounds, rows)
     print(f"{'row':38s} {'':6s} {'tenferro':>11s} {'/numpy':>8s} {'/torch':>8s}")
     for row in rows:
         for label in ("before", "after"):

@@ -1,0 +1,37 @@
+"""Alternating worker processes of two tenferro revisions (the revisions benchmarks).
+
+Each round starts one worker per revision, swapping which goes first every
+round, so the machine's drift hits both alike. A worker is this same script run
+with ``--worker`` and the revision's ``src`` first on ``PYTHONPATH``; it prints
+one JSON object (row -> contender -> seconds) as its last line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+__all__ = ["alternate"]
+
+Runs = dict[str, list[dict[str, dict[str, float]]]]
+
+
+def alternate(script: str, old: str, new: str, rounds: int, worker_args: list[str]) -> Runs:
+    """Run ``rounds`` rounds of ``script --worker *worker_args`` on ``old`` and ``new``."""
+    runs: Runs = {"before": [], "after": []}
+    for r in range(rounds):
+        order = [("before", old), ("after", new)]
+        for label, src in order if r % 2 == 0 else reversed(order):
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            proc = subprocess.run(
+                [sys.executable, script, "--worker", *worker_args],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            print(f"round {r + 1}/{rounds}: {label} done", file=sys.stderr, flush=True)
+    return runs
