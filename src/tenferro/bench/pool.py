@@ -132,6 +132,10 @@ def run(quick: bool = False) -> list[CaseResult]:
             "numpy": round(npr["peak_added_bytes"] / MIB, 1),
         }
         mixed.extra["peak_ratio"] = round(tf["peak_added_bytes"] / npr["peak_added_bytes"], 3)
+        mixed.extra["note"] = (
+            f"peak RSS {mixed.extra['peak_ratio']:.2f}x numpy's (target <= 1.1), "
+            f"hit rate {tf['hit_rate']:.3f} (target >= 0.9)"
+        )
     results.append(mixed)
 
     # -- large outputs: 64 and 256 MiB operands with the default cap ------------------
