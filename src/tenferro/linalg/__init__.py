@@ -234,51 +234,32 @@ def cholesky(x: Any, /, *, upper: bool = False) -> ArrayLike:
     return _leading(default_engine().cholesky(a, upper), nb)
 
 
-def _rhs(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
-    a, nb = _trailing(x1, op)
-    n2 = _ndim(x2, op)
-    if n2 == 1:
-        if nb:
-            raise ValidationError(
-                op,
-                "a 1-D right-hand side with a batched matrix needs broadcasting, which is not "
-                "supported: give x2 the shape (..., M, 1)",
-                kind="SHAPE_MISMATCH",
-            )
-        return a, x2, 0, True
-    b, nb2 = _trailing(x2, op)
-    if nb2 != nb:
-        raise ValidationError(
-            op,
-            f"x1 has {nb} batch dimensions and x2 has {nb2}; broadcasting is not supported",
-            kind="SHAPE_MISMATCH",
-        )
-    return a, b, nb, False
+def _solve_operands(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
+    """``x1`` and ``x2`` as the engine takes them (batch trailing), the batch rank, and
+    whether ``x2`` was one vector standing for ``(..., M, 1)`` (drop that axis after).
 
-
-def _broadcast_rhs(x1: Any, x2: Any, op: str) -> tuple[Any, Any, bool]:
-    """``x1`` and ``x2`` with their batch dimensions broadcast to one shape (views).
-
-    A 1-D ``x2`` of shape ``(M,)`` stands for ``(..., M, 1)``; the third value says
-    so, and the caller drops that axis of the result. Broadcasting makes views
-    with zero strides, never copies: the engine copies both operands into its
-    LAPACK scratch anyway (``?gesv`` overwrites them).
+    Batch shapes broadcast into views with zero strides, never copies: the engine
+    copies both operands into its LAPACK scratch anyway (``?gesv`` overwrites
+    them). Unbatched operands (the common case) skip broadcasting entirely.
     """
     n1, n2 = _ndim(x1, op), _ndim(x2, op)
     if n1 < 2:
         raise ValidationError(
             op, f"x1 needs rank >= 2 (..., M, M), got shape {tuple(x1.shape)}", kind="INVALID_RANK"
         )
-    batch1 = tuple(x1.shape[:-2])
-    if n2 == 1:
-        column = reshape(x2, (x2.shape[0], 1))
-        return x1, broadcast_to(column, (*batch1, x2.shape[0], 1)), True
-    batch = broadcast_shapes(op, batch1, tuple(x2.shape[:-2]))
-    return (
-        broadcast_to(x1, (*batch, *x1.shape[-2:])),
-        broadcast_to(x2, (*batch, *x2.shape[-2:])),
-        False,
-    )
+    vector = False
+    if n1 > 2 or n2 > 2:
+        batch1 = tuple(x1.shape[:-2])
+        if n2 == 1:
+            column = reshape(x2, (x2.shape[0], 1))
+            x2, vector = broadcast_to(column, (*batch1, x2.shape[0], 1)), True
+        else:
+            batch = broadcast_shapes(op, batch1, tuple(x2.shape[:-2]))
+            x1 = broadcast_to(x1, (*batch, *x1.shape[-2:]))
+            x2 = broadcast_to(x2, (*batch, *x2.shape[-2:]))
+    a, nb = _trailing(x1, op)
+    b = x2 if len(x2.shape) == 1 else _trailing(x2, op)[0]
+    return a, b, nb, vector
 
 
 def solve(x1: Any, x2: Any, /) -> ArrayLike:
@@ -289,14 +270,9 @@ def solve(x1: Any, x2: Any, /) -> ArrayLike:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
-    op = "linalg.solve"
-    if _ndim(x1, op) > 2 or _ndim(x2, op) > 2:
-        x1, x2, vector = _broadcast_rhs(x1, x2, op)
-        a, b, nb, _ = _rhs(x1, x2, op)
-        result = _leading(default_engine().solve(a, b), nb)
-        return squeeze(result, axis=-1) if vector else result
-    a, b, nb, _vector = _rhs(x1, x2, op)
-    return _leading(default_engine().solve(a, b), nb)
+    a, b, nb, vector = _solve_operands(x1, x2, "linalg.solve")
+    result = _leading(default_engine().solve(a, b), nb)
+    return squeeze(result, axis=-1) if vector else result
 
 
 def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
