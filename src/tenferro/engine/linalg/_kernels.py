@@ -465,7 +465,19 @@ def qr(call: LinalgCall, x: Any, mode: str) -> None:
         _check_info(call.op, info, "NOT_CONVERGED", "orgqr failed", idx)
 
 
-def _lq_workspace(call: LinalgCall, dt: DType, m: int, n: int, rows: int, k: int) -> int:
+_lq_sizes: dict[tuple[DType, int, int, int, int], int] = {}
+
+
+def _lq_workspace(dt: DType, m: int, n: int, rows: int, k: int) -> int:
+    """The ``lwork`` serving both ``?gelqf`` and ``?orglq`` (LAPACK's queries, cached)."""
+    key = (dt, m, n, rows, k)
+    value = _lq_sizes.get(key)
+    if value is None:
+        value = remember(_lq_sizes, key, _query_lq_workspace(dt, m, n, rows, k))
+    return value
+
+
+def _query_lq_workspace(dt: DType, m: int, n: int, rows: int, k: int) -> int:
     probe = np.empty(1, dt.numpy)
     work = np.empty(1, dt.numpy)
     info = info_int()
@@ -493,7 +505,7 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
         lo[...] = 0
         _identity_fill(q)
         return
-    lwork = _lq_workspace(call, dt, m, n, qr_rows, k)
+    lwork = _lq_workspace(dt, m, n, qr_rows, k)
     a_s = call.matrix_scratch(m, n, dt.numpy)
     tau = call.scratch(k, dt.numpy)
     work = call.scratch(lwork, dt.numpy)
