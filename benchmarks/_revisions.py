@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 
-__all__ = ["alternate"]
+__all__ = ["alternate", "median_ratio", "shown"]
 
 Runs = dict[str, list[dict[str, dict[str, float]]]]
 
@@ -35,3 +36,15 @@ def alternate(script: str, old: str, new: str, rounds: int, worker_args: list[st
             runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
             print(f"round {r + 1}/{rounds}: {label} done", file=sys.stderr, flush=True)
     return runs
+
+
+def median_ratio(per_round: list[dict[str, dict[str, float]]], row: str, other: str) -> str:
+    """The median over rounds of tenferro's time over ``other``'s in ``row``, or "-"."""
+    if other not in per_round[0][row]:
+        return "-"
+    return f"{statistics.median(x[row]['tenferro'] / x[row][other] for x in per_round):.2f}"
+
+
+def shown(seconds: float) -> str:
+    """A time in µs below a millisecond, else in ms."""
+    return f"{seconds * 1e6:.2f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from _revisions import alternate
+from _revisions import alternate, median_ratio, shown
 
 EXPRESSIONS: dict[str, tuple[str, Callable[[Any, Any, Any], Any]]] = {
     "2 ops": ("a * b + c", lambda a, b, c: a * b + c),
@@ -147,20 +147,15 @@ def main(argv: list[str]) -> int:
             if row not in per[0]:
                 continue
             tf = statistics.median(x[row]["tenferro"] for x in per)
-            vs_np = statistics.median(x[row]["tenferro"] / x[row]["numpy"] for x in per)
-            vs_ne = (
-                f"{statistics.median(x[row]['tenferro'] / x[row]['numexpr'] for x in per):.2f}"
-                if "numexpr" in per[0][row]
-                else "-"
-            )
+            vs_np = median_ratio(per, row, "numpy")
+            vs_ne = median_ratio(per, row, "numexpr")
             other = ""
             if "hit_rate" in per[0][row]:
                 hit = statistics.median(x[row]["hit_rate"] for x in per)
                 peak = statistics.median(x[row].get("peak_ratio", float("nan")) for x in per)
                 other = f"RSS/numpy {peak:.2f} hit {hit:.3f}"
-            shown = f"{tf * 1e6:.1f} µs" if tf < 1e-3 else f"{tf * 1e3:.2f} ms"
             first = row if label == "before" else ""
-            print(f"{first:28s} {label:6s} {shown:>10s} {vs_np:8.2f} {vs_ne:>9s} {other:>24s}")
+            print(f"{first:28s} {label:6s} {shown(tf):>10s} {vs_np:>8s} {vs_ne:>9s} {other:>24s}")
     return 0
 
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from _revisions import alternate
+from _revisions import alternate, median_ratio, shown
 
 #: (row, elements) of the issue's table; the worker builds each case.
 ROWS = [
@@ -293,17 +293,10 @@ def main(argv: list[str]) -> int:
         for label in ("before", "after"):
             per_round = runs[label]
             tf = statistics.median(x[row]["tenferro"] for x in per_round)
-            vs = {}
-            for other in ("numpy", "torch"):
-                if other in per_round[0][row]:
-                    vs[other] = statistics.median(
-                        x[row]["tenferro"] / x[row][other] for x in per_round
-                    )
-            np_r = f"{vs['numpy']:.2f}" if "numpy" in vs else "-"
-            th_r = f"{vs['torch']:.2f}" if "torch" in vs else "-"
-            shown = f"{tf * 1e6:.2f} µs" if tf < 1e-3 else f"{tf * 1e3:.2f} ms"
+            np_r = median_ratio(per_round, row, "numpy")
+            th_r = median_ratio(per_round, row, "torch")
             first = row if label == "before" else ""
-            print(f"{first:38s} {label:6s} {shown:>11s} {np_r:>8s} {th_r:>8s}")
+            print(f"{first:38s} {label:6s} {shown(tf):>11s} {np_r:>8s} {th_r:>8s}")
     return 0
 
 
