@@ -8,6 +8,7 @@ patched kernel or `EngineBase._run`) while the main thread tries the writers.
 
 from __future__ import annotations
 
+import ast
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -287,13 +288,16 @@ def test_the_small_evaluate_hot_path_pins_its_operands(
     eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = Gate()
-    run = fusion._run_steps
 
-    def waiting_steps(*args: Any) -> Any:
+    def waiting_multiply(*args: Any) -> Any:
         gate.hold()
-        return run(*args)
+        return np.multiply(*args)
 
-    monkeypatch.setattr(fusion, "_run_steps", waiting_steps)
+    # The small path's kernel calls the ufuncs the program was compiled with: compile
+    # afresh with a multiply that waits.
+    monkeypatch.setitem(fusion._BINOPS, ast.Mult, ("*", waiting_multiply, fusion._NUMERIC))
+    monkeypatch.setattr(fusion, "_programs", {})
+    monkeypatch.setattr(fusion, "_kernels", {})
     a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
     with in_flight(gate, lambda: eng.evaluate("a * b + 1", a=a, b=b)) as result:
         refused_in_use(a.map_write)

@@ -13,7 +13,10 @@ It then runs in one pass over memory into one pooled output. Two executors:
   only of ``+ - * /`` on F64/C64 operands of at least `AUTO_NUMEXPR_MIN`
   elements (where it measured faster) when numexpr has at least the engine's
   threads, the tiled executor otherwise; plain
-  operands below `SMALL` elements run on the calling thread in one go.
+  operands below `SMALL` elements run on the calling thread through the small
+  path's kernel: Python source generated once per expression (`_kernel_source`)
+  that checks and pins exactly these operands and calls exactly these ufuncs,
+  so a call costs numpy's ufunc dispatches plus a fixed ~2 µs.
 * ``backend="tiled"``: the compiled program runs over
   cache-sized tiles (`TILE` elements), each step a numpy ufunc writing into a
   small per-worker register (pooled scratch, reused for every tile) and the
@@ -27,7 +30,8 @@ It then runs in one pass over memory into one pooled output. Two executors:
   F64 and C64 operands; integer division, complex ``abs`` and
   ``maximum``/``minimum`` differ in numexpr and are refused there.
 
-Compiled programs are cached per (expression, operand names and dtypes).
+Compiled programs are cached per (expression, operand names and dtypes), the
+small path's kernels per expression (they check the dtypes themselves).
 
 Integer ``/`` and ``**`` check their values tile by tile (a zero divisor, a
 negative exponent), after earlier tiles were written; with ``out=`` such a
@@ -66,14 +70,15 @@ OP = "CpuEngine.evaluate"
 #: --only fusion`), 16K-32K were fastest and 64K about 10% slower.
 TILE = 32768
 
-#: Below this many elements, plain host operands run the program once over whole
-#: arrays on the calling thread (`FusionOps._evaluate_small`): no slicing, no thread
-#: hand-off, none of the general path's bookkeeping. This is numpy's own eager
-#: evaluation without its allocations (registers and output come from the pool, the
-#: last step ends in place), so it is never slower than numpy beyond a fixed
-#: per-call cost. Measured side by side from 128K to 1M elements, the tiled executor
-#: (slices, tiles, thread hand-off) lost to numpy on + - * chains there (1.2-2x)
-#: while this path matched it; from 1M numexpr's blocked threads win for + - * /.
+#: Below this many elements, plain host operands run the program on the calling
+#: thread (the small path's kernel, `_kernel_source`): over whole arrays below
+#: `SMALL_SPLIT` elements, over `SMALL_TILE` tiles above; no thread hand-off, none of
+#: the general path's bookkeeping. This is numpy's own eager evaluation without its
+#: allocations (registers and output come from the pool, the last step ends in
+#: place), so it is never slower than numpy beyond a fixed per-call cost. Measured
+#: side by side from 128K to 1M elements, the tiled executor (slices, tiles, thread
+#: hand-off) lost to numpy on + - * chains there (1.2-2x) while this path matched it;
+#: from 1M numexpr's blocked threads win for + - * /.
 SMALL = 1 << 20
 
 _new = object.__new__
@@ -548,40 +553,93 @@ def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
     return prog
 
 
-class _Plan:
-    """The small path's plan for one expression and the operands' names and dtypes."""
+#: The small path's kernels, one per expression (`_kernel_source`). The operand
+#: names are those of the expression (an unused operand and an unknown name are
+#: refused), so the expression alone keys the cache; the operands' dtypes are
+#: checked by the kernel itself, and a kernel built for other dtypes says so
+#: (`_REPLAN`) and is replaced.
+_kernels: dict[str, Any] = {}
+#: What a kernel returns when an operand's dtype is not the one it was built for.
+_REPLAN = object()
+#: Elements per tile of the small path's tiled loop (`_kernel_source`, from
+#: `SMALL_SPLIT` elements): 256 KiB per stream, so a tile's operands, register and
+#: output stay in one core's L2 cache between steps. Measured side by side (kernels
+#: alone, a shared 2-core machine with 2 MiB L2 per core, medians of 31): at 128K-512K
+#: f64 elements, 32K tiles ran 4-6-op chains at 0.62-0.76 of numpy against 0.93-1.00
+#: for the same ufuncs over whole arrays, and 2-op chains at 0.81-0.90 against
+#: 0.93-0.96; 16K tiles were 2-5% slower and 8K tiles 10-20%; at 64K whole arrays won
+#: (0.95 against 1.02 for a 4-op chain).
+SMALL_TILE = 32768
+SMALL_SPLIT = 4 * SMALL_TILE
 
-    __slots__ = ("consts", "dtypes", "instrs", "regs", "result", "result_np", "steps")
 
-    def __init__(self) -> None:
-        #: numpy dtypes of the operands, in the caller's keyword order (checked by identity).
-        self.dtypes: tuple[np.dtype[Any], ...] = ()
-        #: register dtypes, None for the register that is the output itself.
-        self.regs: tuple[np.dtype[Any] | None, ...] = ()
-        self.result = DType.F64
-        self.result_np: np.dtype[Any] = DType.F64.numpy
-        #: ``(ufunc, x, y, out)`` slot indices per step when every step is a ufunc
-        #: (a unary one is ``(ufunc, x, out, -1)``), else None and the program runs
-        #: through `_exec`; constants follow the output slot in both cases.
-        self.steps: tuple[tuple[Any, int, int, int], ...] | None = None
-        self.instrs: list[tuple[Any, ...]] = []
-        self.consts: list[Any] = []
+def _nonzero(x: Array) -> None:
+    """Refuse an integer divisor holding a zero (the "nonzero" step)."""
+    if not np.all(x):
+        raise ValidationError(
+            OP,
+            "integer division by zero; integer / is floor division and has "
+            "no value for a zero divisor",
+            kind="DIVISION_BY_ZERO",
+        )
+
+
+def _nonneg(x: Array) -> None:
+    """Refuse a negative integer exponent (the "nonneg" step)."""
+    if np.any(np.less(x, 0)):
+        raise ValidationError(
+            OP,
+            "an integer cannot be raised to a negative power; convert to a float dtype first",
+            kind="NEGATIVE_INTEGER_POWER",
+        )
 
 
 #: ufuncs whose output numpy wants as ``out=`` (a third positional is deprecated).
 _OUT_BY_KEYWORD = frozenset(_BINARY_FUNCS.values())
 
-#: Small-path plans keyed by (expr, operand names in keyword order).
-_plans: dict[tuple[str, ...], _Plan] = {}
+
+def _step_lines(instrs: list[tuple[Any, ...]], local: list[str], env: dict[str, Any]) -> list[str]:
+    """Python statements running ``instrs`` (`_slot_code`) over the locals ``local``.
+
+    ``local[slot]`` names each slot's array; every function and constant is bound
+    in ``env`` under a generated name, so the source holds no text of the caller's.
+    """
+    lines = []
+    for i, (kind, fn, args, dst) in enumerate(instrs):
+        a = [local[s] for s in args]
+        if kind == "ufunc":
+            env[f"F{i}"] = fn
+            if len(a) == 1:
+                lines.append(f"F{i}({a[0]}, {local[dst]})")
+            elif fn in _OUT_BY_KEYWORD:
+                lines.append(f"F{i}({a[0]}, {a[1]}, out={local[dst]})")
+            else:
+                # Positional out: a keyword costs numpy one dispatch more.
+                lines.append(f"F{i}({a[0]}, {a[1]}, {local[dst]})")
+        elif kind == "where":
+            lines.append(f"copyto({local[dst]}, {a[2]})")
+            lines.append(f"copyto({local[dst]}, {a[1]}, where={a[0]})")
+        elif kind == "copy":
+            lines.append(f"copyto({local[dst]}, {a[0]})")
+        else:  # "nonzero" / "nonneg": checks that raise
+            lines.append(f"_{kind}({a[0]})")
+    return lines
 
 
-def _small_plan(expr: str, dtypes: dict[str, DType], numpy_dtypes: tuple[Any, ...]) -> _Plan:
-    """The plan for the small path (compiling the program if it is not cached)."""
-    prog = _program(expr, dtypes, "tiled")  # raises every expression error
+def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[str, Any]) -> str:
+    """The source of the small path's kernel for ``prog`` and these operand dtypes.
+
+    ``kernel(operands, pool)`` returns ``(owner, flat, shape, dtype)`` for a pooled
+    result, `_REPLAN` when an operand has another dtype, or None when the
+    operands are not plain host tensors of one shape with 1 to `SMALL` - 1
+    elements, or one is being written (the general path takes those, and raises
+    every error). Straight-line code: the checks and the ufunc calls of this one
+    expression, nothing looked up or looped over per call but the tiles.
+    """
     instrs, consts = _slot_code(prog)
-    names = list(dtypes)
     nin = len(prog.inputs)
-    out_slot = nin + len(prog.reg_dtypes)
+    nreg = len(prog.reg_dtypes)
+    out_slot = nin + nreg
     # The register the last step reads becomes the output itself (a fresh buffer,
     # never an operand, on this path): the chain then ends in place, as numpy's
     # temporary elision does, and one stream of memory traffic less. Only after a
@@ -589,38 +647,143 @@ def _small_plan(expr: str, dtypes: dict[str, DType], numpy_dtypes: tuple[Any, ..
     alias = -1
     kind, _, args, dst = instrs[-1]
     if kind == "ufunc" and dst == out_slot:
-        for a in args:
-            if nin <= a < dst and prog.reg_dtypes[a - nin] == prog.dtype.numpy:
-                alias = a - nin
+        for s in args:
+            if nin <= s < dst and prog.reg_dtypes[s - nin] == prog.dtype.numpy:
+                alias = s - nin
                 break
-    plan = _Plan()
-    plan.dtypes = numpy_dtypes
-    plan.regs = tuple(None if i == alias else npd for i, npd in enumerate(prog.reg_dtypes))
-    plan.result = prog.dtype
-    plan.result_np = prog.dtype.numpy
-    # Slots of this plan: the operands in the caller's keyword order (every operand
-    # is an input: unused ones are refused), then the program's registers, output
-    # and constants, so the operands' arrays are the slot list as they come.
-    # INVARIANT: nin == len(names), so only the input slots move.
-    order = [names.index(n) for n in prog.inputs]
+    regs = [r for r in range(nreg) if r != alias]
+    for i, name in enumerate(prog.inputs):
+        env[f"N{i}"] = name
+        env[f"D{i}"] = numpy_dtypes[i]
+    for r in regs:
+        env[f"R{r}"] = prog.reg_dtypes[r]
+    env["RESULT"] = prog.dtype
+    env["RESULT_NP"] = prog.dtype.numpy
+    for k, value in enumerate(consts):
+        env[f"C{k}"] = value
+    xs = [f"x{i}" for i in range(nin)]
+    ts = [f"t{i}" for i in range(nin)]
+    ss = [f"s{i}" for i in range(nin)]
+    const_names = [f"C{k}" for k in range(len(consts))]
 
-    def kw(slot: int) -> int:
-        return order[slot] if slot < nin else slot
+    def names(inputs: list[str], reg: str, out: str) -> list[str]:
+        return [
+            *inputs,
+            *(out if r == alias else f"{reg}{r}" for r in range(nreg)),
+            out,
+            *const_names,
+        ]
 
-    instrs = [
-        (kind, fn, tuple(kw(a) for a in args), None if dst is None else kw(dst))
-        for kind, fn, args, dst in instrs
+    whole = _step_lines(instrs, names(xs, "r", "o"), env)
+    tiled = _step_lines(instrs, names([f"y{i}" for i in range(nin)], "g", "q"), env)
+    env["SPLIT"] = SMALL_SPLIT
+    env["T"] = SMALL_TILE
+    either = " or "
+    # Every local that holds a pooled buffer or a writable view of one.
+    held = " = ".join(["owner", "o", *(f"r{r}" for r in regs), *(f"h{r}" for r in regs)])
+    pad = " " * 8
+    src = [
+        "def kernel(ops, pool):",
+        f"    if len(ops) != {nin}:",
+        "        return None",
+        "    try:",
+        *(f"        {ts[i]} = ops[N{i}]" for i in range(nin)),
+        "    except KeyError:",
+        "        return None",
+        f"    if {either.join(f'{t}.__class__ is not Tensor' for t in ts)}:",
+        "        return None",
+        *(f"    {ss[i]} = {ts[i]}._st" for i in range(nin)),
+        f"    if {either.join(f'{s}.__class__ is not HostBuffer' for s in ss)}:",
+        "        return None",
+        "    shape = t0._shape",
     ]
-    plan.instrs = instrs
-    plan.consts = consts
-    if all(kind == "ufunc" and fn not in _OUT_BY_KEYWORD for kind, fn, _, _ in instrs):
-        # Straight ufunc calls with positional arguments (out= as a keyword costs a
-        # dispatch more), read from flat index tuples (no per-step unpacking of a list).
-        plan.steps = tuple(
-            (fn, args[0], args[1], dst) if len(args) == 2 else (fn, args[0], dst, -1)
-            for _, fn, args, dst in instrs
-        )
-    return plan
+    if nin > 1:
+        src += [
+            f"    if {either.join(f'{t}._shape != shape' for t in ts[1:])}:",
+            "        return None",
+        ]
+    src += [
+        # Pin every operand, THEN check for a writer (see HostBuffer.pin).
+        f"    pin = ({', '.join(ss)},)",
+        "    reading.append(pin)",
+        "    try:",
+        f"        if {either.join(f'{s}.exclusive is not None' for s in ss)}:",
+        "            return None  # the general path refuses it",
+        *(f"        {xs[i]} = {ss[i]}.flat" for i in range(nin)),
+        f"        if {either.join(f'{xs[i]}.dtype is not D{i}' for i in range(nin))}:",
+        "            return REPLAN",
+        "        n = len(x0)",
+        "        if not 0 < n < SMALL:",
+        "            return None",
+        # The output first, as the general path does: a loop gets its last output's
+        # buffer back (registers are given back first, so they are not the newest
+        # released buffers when the output is dropped).
+        f"{pad}{held} = None",
+        "        try:",
+        "            owner = pool.acquire(RESULT_NP, n)",
+        "            o = owner if len(owner) == n else owner[:n]",
+        *(["            m = n if n < SPLIT else T"] if regs else []),
+        *(
+            line
+            for r in regs
+            for line in (
+                f"            h{r} = pool.acquire(R{r}, m)",
+                f"            r{r} = h{r} if len(h{r}) == m else h{r}[:m]",
+            )
+        ),
+        # Every operand holds exactly n elements (plain host INVARIANT, equal
+        # shapes): the last step writes every element of o (of each tile of it).
+        "            if n < SPLIT:",
+        *(f"                {line}" for line in whole),
+        "            else:",
+        "                for s in range(0, n, T):",
+        "                    e = s + T",
+        "                    if e > n:",
+        "                        e = n",
+        *(f"                        g{r} = r{r}[: n - s]" for r in regs),
+        *(["                    else:"] if regs else []),
+        *(f"                        g{r} = r{r}" for r in regs),
+        *(f"                    y{i} = {xs[i]}[s:e]" for i in range(nin)),
+        "                    q = o[s:e]",
+        *(f"                    {line}" for line in tiled),
+        "        except BaseException:",
+        # Dropped, never pooled: the traceback keeps this frame, and with it
+        # writable views of the output and the registers (EngineBase._run).
+        f"{pad}    {held} = None",
+        "            if n >= SPLIT:",
+        f"                {' = '.join(['q', *(f'g{r}' for r in regs)])} = None",
+        "            raise",
+        *(f"        pool.recycle(h{r}, 0)" for r in regs),
+        "        return owner, o, shape, RESULT",
+        "    except BaseException:",
+        # The traceback keeps the operands' internal arrays: never pool their
+        # buffers (Reads.__exit__).
+        f"        {' = '.join(f'{s}.recycler' for s in ss)} = None",
+        "        raise",
+        "    finally:",
+        "        reading.remove(pin)",
+    ]
+    return "\n".join(src) + "\n"
+
+
+def _small_kernel(expr: str, dtypes: dict[str, DType], numpy_dtypes: dict[str, Any]) -> Any:
+    """The small path's kernel for these operand dtypes (compiling the program if needed)."""
+    prog = _program(expr, dtypes, "tiled")  # raises every expression error
+    env: dict[str, Any] = {
+        "Tensor": Tensor,
+        "HostBuffer": HostBuffer,
+        "reading": _reading,
+        "SMALL": SMALL,
+        "REPLAN": _REPLAN,
+        "copyto": np.copyto,
+        "_nonzero": _nonzero,
+        "_nonneg": _nonneg,
+    }
+    source = _kernel_source(prog, [numpy_dtypes[name] for name in prog.inputs], env)
+    # INVARIANT: the source is built from generated names only (operand names,
+    # functions and constants are values in env), never from the caller's text.
+    exec(compile(source, "<tenferro evaluate kernel>", "exec"), env)
+    return env["kernel"]
 
 
 #: ``backend="auto"`` hands arithmetic-only F64/C64 expressions of at least this many
@@ -756,15 +919,6 @@ def _run_tiles(
         pool.recycle(owner, 0)
 
 
-def _run_steps(steps: tuple[tuple[Any, int, int, int], ...], slots: list[Any]) -> None:
-    """Run a small plan's ufunc steps (`_Plan.steps`) once over ``slots``."""
-    for fn, x, y, z in steps:
-        if z < 0:
-            fn(slots[x], slots[y])  # unary: y is the output
-        else:
-            fn(slots[x], slots[y], slots[z])
-
-
 def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
     """Run a slot program once over ``slots`` (operands of one shape, or scalars)."""
     for kind, fn, args, dst in instrs:
@@ -782,19 +936,9 @@ def _exec(instrs: list[tuple[Any, ...]], slots: list[Any]) -> None:
         elif kind == "copy":
             np.copyto(slots[dst], slots[args[0]])
         elif kind == "nonzero":
-            if not np.all(slots[args[0]]):
-                raise ValidationError(
-                    OP,
-                    "integer division by zero; integer / is floor division and has "
-                    "no value for a zero divisor",
-                    kind="DIVISION_BY_ZERO",
-                )
-        elif np.any(np.less(slots[args[0]], 0)):  # nonneg
-            raise ValidationError(
-                OP,
-                "an integer cannot be raised to a negative power; convert to a float dtype first",
-                kind="NEGATIVE_INTEGER_POWER",
-            )
+            _nonzero(slots[args[0]])
+        else:
+            _nonneg(slots[args[0]])
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -827,9 +971,21 @@ class FusionOps(EngineBase):
                 OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
             )
         if out is None and (backend == "auto" or backend == "tiled") and operands:
-            small = self._evaluate_small(expr, operands)
-            if small is not None:
-                return small
+            # The small path: one generated kernel per expression (`_kernel_source`).
+            kernel = _kernels.get(expr)
+            got: Any = _REPLAN if kernel is None else kernel(operands, self._pool)
+            if got is _REPLAN:
+                got = self._plan_small(expr, operands)
+            if got is not None:
+                owner, flat, shape, dtype = got
+                # INVARIANT: the same fields as tensor._pooled, inlined (the fixed cost
+                # of a small call is what the fusion benchmark measures at 1K).
+                t: Tensor = _new(Tensor)
+                t._shape = shape
+                t._dtype = dtype
+                t._st = HostBuffer(owner, flat, self._recycler)
+                t._moved = None
+                return t
         if backend not in ("auto", "tiled", "numexpr"):
             raise ValidationError(
                 OP,
@@ -839,128 +995,29 @@ class FusionOps(EngineBase):
         with Reads() as reads:
             return self._evaluate(reads, expr, out, backend, operands)
 
-    def _evaluate_small(
-        self, expr: str, operands: dict[str, Any], fresh: _Plan | None = None
-    ) -> Tensor | None:
-        """Plain host operands of one shape, fewer than `SMALL` elements: run at once, or None.
+    def _plan_small(self, expr: str, operands: dict[str, Any]) -> tuple[Any, ...] | None:
+        """Build the small path's kernel for these operands, cache it and run it (or None).
 
-        The hot path of small expressions, where a call costs about as much as one
-        numpy ufunc dispatch per step plus this function: the plan is looked up
-        by (expression, operand names) and checked against the operands' numpy
-        dtypes (hashed in C; an Enum member hashes in Python) while they are
-        walked once; every buffer is pinned (one tuple, as in elementwise.py) and
-        only then checked for a writer; the plan's ufuncs run with positional
-        arguments over the whole flat arrays into a pooled output. Anything else
-        (views, group storage, unequal shapes, a borrowed operand, larger sizes,
-        an expression not compiled yet) returns None for the general path, which
-        also raises every error.
-        """
-        plan = _plans.get((expr, *operands)) if fresh is None else fresh
-        if plan is None:
-            return self._plan_small(expr, operands)
-        sts = []
-        # The operands' flat arrays, in keyword order: the first slots of the plan.
-        slots: list[Any] = []
-        shape: Any = None  # the first operand's shape (operands is never empty)
-        # INVARIANT: the plan's key holds the operands' names, so dtypes has one
-        # entry per operand.
-        for t, dtype in zip(operands.values(), plan.dtypes, strict=True):
-            if t.__class__ is not Tensor:
-                return None
-            st = t._st
-            if st.__class__ is not HostBuffer:
-                return None
-            x = st.flat
-            if x.dtype is not dtype:
-                # Another dtype than the plan's (a fresh plan took these very dtype
-                # objects, so it always matches and this never loops). Planning can
-                # raise: no operand's internal array may stay in this frame then.
-                del x
-                slots.clear()
-                return None if fresh is not None else self._plan_small(expr, operands)
-            if shape is None:
-                shape = t._shape
-            elif t._shape != shape:
-                return None
-            sts.append(st)
-            slots.append(x)
-        pin = tuple(sts)
-        _reading.append(pin)
-        try:
-            n = len(slots[0])
-            if not 0 < n < SMALL:
-                return None
-            for st in sts:
-                if st.exclusive is not None:
-                    return None  # the general path refuses it
-            pool = self._pool
-            # The output first, as the general path does: a loop gets its last
-            # output's buffer back (registers are given back first, so they are not
-            # the newest released buffers when the output is dropped).
-            owner = pool.acquire(plan.result_np, n)
-            owners: list[Array] = []
-            try:
-                flat = owner if len(owner) == n else owner[:n]
-                for npd in plan.regs:
-                    if npd is None:
-                        slots.append(flat)  # this register is the output (see _plan_small)
-                        continue
-                    r = pool.acquire(npd, n)
-                    owners.append(r)
-                    slots.append(r if len(r) == n else r[:n])
-                slots.append(flat)
-                # Every operand holds exactly n elements (plain host INVARIANT, equal
-                # shapes): the last step writes all n elements of flat.
-                if plan.consts:
-                    slots += plan.consts
-                steps = plan.steps
-                if steps is None:
-                    _exec(plan.instrs, slots)
-                else:
-                    _run_steps(steps, slots)
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # views of the output and the registers (slots, flat; EngineBase._run).
-                owners.clear()
-                raise
-            for r in owners:
-                pool.recycle(r, 0)
-            t = _new(Tensor)
-            t._shape = shape
-            t._dtype = plan.result
-            t._st = HostBuffer(owner, flat, self._recycler)
-            t._moved = None
-            return t
-        except BaseException:
-            # The traceback keeps the operands' internal arrays (slots): never pool
-            # their buffers (Reads.__exit__).
-            for st in sts:
-                st.recycler = None
-            raise
-        finally:
-            _reading.remove(pin)
-
-    def _plan_small(self, expr: str, operands: dict[str, Any]) -> Tensor | None:
-        """Compile the small path's plan for these operands, then run it (or None).
-
-        Only plain host tensors get a plan (anything else takes the general path,
-        which also raises every error); the plan replaces any earlier one for the
-        same expression and names, so a loop that alternates dtypes recompiles
-        nothing (`_program` caches) but re-plans on every switch.
+        Only plain host tensors get a kernel (anything else takes the general path,
+        which also raises every error); the kernel replaces any earlier one for the
+        same expression, so a loop that alternates dtypes recompiles nothing
+        (`_program` caches) but rebuilds the kernel on every switch.
         """
         dtypes: dict[str, DType] = {}
-        numpy_dtypes = []
+        numpy_dtypes: dict[str, Any] = {}
         for name, t in operands.items():
             if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
                 return None
             dtypes[name] = t._dtype
-            numpy_dtypes.append(t._st.flat.dtype)
-        plan = _small_plan(expr, dtypes, tuple(numpy_dtypes))  # raises every expression error
+            numpy_dtypes[name] = t._st.flat.dtype
+        kernel = _small_kernel(expr, dtypes, numpy_dtypes)  # raises every expression error
         with _cache_lock:
-            if len(_plans) >= _MAX_PROGRAMS:
-                _plans.clear()
-            _plans[(expr, *operands)] = plan
-        return self._evaluate_small(expr, operands, plan)
+            if len(_kernels) >= _MAX_PROGRAMS:
+                _kernels.clear()
+            _kernels[expr] = kernel
+        got = kernel(operands, self._pool)
+        # A fresh kernel took these very dtype objects: it never asks to be rebuilt.
+        return None if got is _REPLAN else got
 
     def _evaluate(
         self, reads: Reads, expr: str, out: Tensor | None, backend: str, operands: dict[str, Any]
