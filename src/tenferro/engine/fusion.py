@@ -676,8 +676,9 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
 
     whole = _step_lines(instrs, names(xs, "r", "o"), env)
     tiled = _step_lines(instrs, names([f"y{i}" for i in range(nin)], "g", "q"), env)
-    env["SPLIT"] = SMALL_SPLIT
-    env["T"] = SMALL_TILE
+    # Sizes are the module's own integers, written as literals (a global costs a
+    # dictionary lookup per use).
+    split, tile = int(SMALL_SPLIT), int(SMALL_TILE)
     either = " or "
     # Every local that holds a pooled buffer or a writable view of one.
     held = " = ".join(["owner", "o", *(f"r{r}" for r in regs), *(f"h{r}" for r in regs)])
@@ -713,7 +714,7 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
         f"        if {either.join(f'{xs[i]}.dtype is not D{i}' for i in range(nin))}:",
         "            return REPLAN",
         "        n = len(x0)",
-        "        if not 0 < n < SMALL:",
+        f"        if not 0 < n < {int(SMALL)}:",
         "            return None",
         # The output first, as the general path does: a loop gets its last output's
         # buffer back (registers are given back first, so they are not the newest
@@ -722,7 +723,7 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
         "        try:",
         "            owner = pool.acquire(RESULT_NP, n)",
         "            o = owner if len(owner) == n else owner[:n]",
-        *(["            m = n if n < SPLIT else T"] if regs else []),
+        *([f"            m = n if n < {split} else {tile}"] if regs else []),
         *(
             line
             for r in regs
@@ -733,11 +734,11 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
         ),
         # Every operand holds exactly n elements (plain host INVARIANT, equal
         # shapes): the last step writes every element of o (of each tile of it).
-        "            if n < SPLIT:",
+        f"            if n < {split}:",
         *(f"                {line}" for line in whole),
         "            else:",
-        "                for s in range(0, n, T):",
-        "                    e = s + T",
+        f"                for s in range(0, n, {tile}):",
+        f"                    e = s + {tile}",
         "                    if e > n:",
         "                        e = n",
         *(f"                        g{r} = r{r}[: n - s]" for r in regs),
@@ -750,7 +751,7 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
         # Dropped, never pooled: the traceback keeps this frame, and with it
         # writable views of the output and the registers (EngineBase._run).
         f"{pad}    {held} = None",
-        "            if n >= SPLIT:",
+        f"            if n >= {split}:",
         f"                {' = '.join(['q', *(f'g{r}' for r in regs)])} = None",
         "            raise",
         *(f"        pool.recycle(h{r}, 0)" for r in regs),
@@ -773,7 +774,6 @@ def _small_kernel(expr: str, dtypes: dict[str, DType], numpy_dtypes: dict[str, A
         "Tensor": Tensor,
         "HostBuffer": HostBuffer,
         "reading": _reading,
-        "SMALL": SMALL,
         "REPLAN": _REPLAN,
         "copyto": np.copyto,
         "_nonzero": _nonzero,
