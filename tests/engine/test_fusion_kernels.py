@@ -33,6 +33,7 @@ def small_tiles(tile: int) -> Iterator[None]:
         mp.setattr(fusion, "SMALL_TILE", tile)
         mp.setattr(fusion, "SMALL_SPLIT", 4 * tile)
         mp.setattr(fusion, "_kernels", {})
+        mp.setattr(fusion, "_built", {})
         yield
 
 
@@ -80,10 +81,11 @@ def test_the_tiled_small_kernel_matches_numpy_at_every_size(
         np.testing.assert_allclose(got.to_numpy(), ref(*arrays), rtol=1e-15)
 
 
-def test_a_repeated_expression_builds_its_kernel_once(
-    eng: tfr.CpuEngine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The expressions whose kernels are built from now on (the caches start empty)."""
     monkeypatch.setattr(fusion, "_kernels", {})
+    monkeypatch.setattr(fusion, "_built", {})
     built: list[str] = []
     build = fusion._small_kernel
 
@@ -92,11 +94,27 @@ def test_a_repeated_expression_builds_its_kernel_once(
         return build(expr, *args)
 
     monkeypatch.setattr(fusion, "_small_kernel", counting)
+    return built
+
+
+def test_a_repeated_expression_builds_its_kernel_once(
+    eng: tfr.CpuEngine, builds: list[str]
+) -> None:
     ops, (a, b, c) = _operands("abc", 50, 2)
     for _ in range(5):
         got = eng.evaluate("a * b + c", **ops)
         np.testing.assert_allclose(got.to_numpy(), a * b + c, rtol=1e-15)
-    assert built == ["a * b + c"]
+    assert builds == ["a * b + c"]
+
+
+def test_alternating_dtypes_build_each_kernel_once(eng: tfr.CpuEngine, builds: list[str]) -> None:
+    x64 = col(np.array([1.0, 2.0]))
+    x32 = col(np.array([1.0, 2.0], dtype=np.float32))
+    for _ in range(3):
+        assert eng.evaluate("x * 2", x=x64).to_numpy().dtype == np.float64
+        got = eng.evaluate("x * 2", x=x32).to_numpy()
+        assert got.dtype == np.float32 and got.tolist() == [2.0, 4.0]
+    assert builds == ["x * 2", "x * 2"]
 
 
 def test_a_kernel_reads_its_operands_by_name_whatever_the_keyword_order(

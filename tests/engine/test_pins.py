@@ -298,6 +298,7 @@ def test_the_small_evaluate_hot_path_pins_its_operands(
     monkeypatch.setitem(fusion._BINOPS, ast.Mult, ("*", waiting_multiply, fusion._NUMERIC))
     monkeypatch.setattr(fusion, "_programs", {})
     monkeypatch.setattr(fusion, "_kernels", {})
+    monkeypatch.setattr(fusion, "_built", {})
     a, b = t_([1.0, 2.0]), t_([3.0, 4.0])
     with in_flight(gate, lambda: eng.evaluate("a * b + 1", a=a, b=b)) as result:
         refused_in_use(a.map_write)

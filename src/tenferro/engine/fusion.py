@@ -559,6 +559,9 @@ def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
 #: checked by the kernel itself, and a kernel built for other dtypes says so
 #: (`_REPLAN`) and is replaced.
 _kernels: dict[str, Any] = {}
+#: Every kernel built, by (expression, operand names and numpy dtypes): a loop that
+#: alternates dtypes swaps kernels in `_kernels` without building one again.
+_built: dict[tuple[Any, ...], Any] = {}
 #: What a kernel returns when an operand's dtype is not the one it was built for.
 _REPLAN = object()
 #: Elements per tile of the small path's tiled loop (`_kernel_source`, from
@@ -1000,8 +1003,8 @@ class FusionOps(EngineBase):
 
         Only plain host tensors get a kernel (anything else takes the general path,
         which also raises every error); the kernel replaces any earlier one for the
-        same expression, so a loop that alternates dtypes recompiles nothing
-        (`_program` caches) but rebuilds the kernel on every switch.
+        same expression, so a loop that alternates dtypes swaps kernels on every
+        switch (each is built once, and `_program` caches the compiled programs).
         """
         dtypes: dict[str, DType] = {}
         numpy_dtypes: dict[str, Any] = {}
@@ -1010,11 +1013,15 @@ class FusionOps(EngineBase):
                 return None
             dtypes[name] = t._dtype
             numpy_dtypes[name] = t._st.flat.dtype
-        kernel = _small_kernel(expr, dtypes, numpy_dtypes)  # raises every expression error
+        key = (expr, *sorted(numpy_dtypes.items()))
+        kernel = _built.get(key)
+        if kernel is None:
+            kernel = _small_kernel(expr, dtypes, numpy_dtypes)  # raises every expression error
         with _cache_lock:
-            if len(_kernels) >= _MAX_PROGRAMS:
+            if len(_built) >= _MAX_PROGRAMS:
+                _built.clear()
                 _kernels.clear()
-            _kernels[expr] = kernel
+            _built[key] = _kernels[expr] = kernel
         got = kernel(operands, self._pool)
         # A fresh kernel took these very dtype objects: it never asks to be rebuilt.
         return None if got is _REPLAN else got
