@@ -31,7 +31,8 @@ It then runs in one pass over memory into one pooled output. Two executors:
   ``maximum``/``minimum`` differ in numexpr and are refused there.
 
 Compiled programs are cached per (expression, operand names and dtypes), the
-small path's kernels per expression (they check the dtypes themselves).
+small path's kernels per (expression, dtypes), the one in use looked up by the
+expression alone (it checks the dtypes itself).
 
 Integer ``/`` and ``**`` check their values tile by tile (a zero divisor, a
 negative exponent), after earlier tiles were written; with ``out=`` such a
@@ -557,7 +558,7 @@ def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
 #: names are those of the expression (an unused operand and an unknown name are
 #: refused), so the expression alone keys the cache; the operands' dtypes are
 #: checked by the kernel itself, and a kernel built for other dtypes says so
-#: (`_REPLAN`) and is replaced.
+#: (`_REPLAN`) and is replaced by the one for these (`_built`, or a new one).
 _kernels: dict[str, Any] = {}
 #: Every kernel built, by (expression, operand names and numpy dtypes): a loop that
 #: alternates dtypes swaps kernels in `_kernels` without building one again.
