@@ -305,6 +305,7 @@ def test_the_small_evaluate_hot_path_pins_its_operands(
         refused_in_use(b.map_write)
     assert result[0].to_numpy().tolist() == [4.0, 9.0]
     assert not host.reading
+    assert list(fusion._kernels) == ["a * b + 1"]  # it ran on the small path
 
 
 def test_the_matmul_hot_path_pins_both_operands(
