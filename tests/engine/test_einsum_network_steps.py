@@ -18,7 +18,7 @@ import pytest
 import tenferro as tfr
 from tenferro.engine import contraction
 from tenferro.engine.einsum import executor
-from tenferro.engine.einsum.executor import _handoff, execute
+from tenferro.engine.einsum.executor import _take, execute
 from tenferro.engine.pool import BufferPool
 from tenferro.storage import host
 
@@ -169,21 +169,17 @@ def test_a_pool_that_retains_nothing_gets_no_buffer_handed_over(eng: tfr.CpuEngi
     assert pool.back == [32, 28, 24]
 
 
-def test_handoff_takes_the_smallest_buffer_within_twice_the_request() -> None:
-    back: list[int] = []
+def test_take_removes_the_smallest_buffer_within_twice_the_request() -> None:
     spare = [np.empty(100), np.empty(45), np.empty(60)]
-    got = _handoff(spare, 40, lambda owner, aliases=0: back.append(len(owner)))
+    got = _take(spare, 40)
     assert got is not None and len(got) == 45
-    assert sorted(back) == [60, 100]  # the others went back to the pool
-    assert spare == []
+    assert sorted(len(x) for x in spare) == [60, 100]  # the others stay on offer
 
 
-def test_handoff_gives_everything_back_when_nothing_fits() -> None:
-    back: list[int] = []
-    spare = [np.empty(30), np.empty(100)]  # too small, and more than twice 40
-    assert _handoff(spare, 40, lambda owner, aliases=0: back.append(len(owner))) is None
-    assert sorted(back) == [30, 100]
-    assert spare == []
+def test_take_finds_nothing_too_small_or_more_than_twice_the_request() -> None:
+    spare = [np.empty(30), np.empty(100)]
+    assert _take(spare, 40) is None
+    assert len(spare) == 2
 
 
 # -- the operands of a network, pinned as one group ----------------------------------------

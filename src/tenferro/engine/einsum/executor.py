@@ -32,6 +32,7 @@ Array = np.ndarray[Any, Any]
 _einsum = np.einsum
 _matmul = np.matmul
 _sum = np.sum
+_add_reduce = np.add.reduce
 _copyto = np.copyto
 _dot = np.dot
 _as_strided = np.lib.stride_tricks.as_strided
@@ -293,12 +294,12 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
     recycle = pool.recycle
     out_nd: Any = None
     out_flat: Any = None
-    # Intermediates a `Fast` step released, handed straight to the next `Fast` step's
-    # result when one fits (as the pool would: capacity at most twice the request);
-    # the rest go back to the pool before anything else is taken from it, so no
-    # more memory is held than with a release to the pool (see `_handoff`). Only
-    # with a pool that retains buffers: one that frees them would allocate the
-    # result at its exact size, and a handed-over buffer can be twice that.
+    # Intermediates and scratch a `Fast` step released, handed straight to the next
+    # `Fast` step's result or scratch where one fits (as the pool would: capacity at
+    # most twice the request, `_take`); the rest go back to the pool right after
+    # that step's kernel. Only with a pool that retains buffers, which would hold
+    # them as long: one that frees them allocates each result at its exact size,
+    # and a handed-over buffer can be twice that.
     spare: list[Any] = []
     handoff = pool.limit_bytes > 0
     try:
@@ -328,7 +329,7 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     if dst < 0:
                         target = out_flat
                     else:
-                        got = _handoff(spare, size, recycle) if spare else None
+                        got = _take(spare, size) if spare else None
                         if got is None:
                             got = acquire(dtype, size)
                         owners[dst] = got
@@ -336,10 +337,10 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                         del got
                     copy = rec.copy_a
                     if copy is not None:
-                        fa = _copy(scratch, fa, copy, dtype)
+                        fa = _copy(scratch, spare, fa, copy, dtype)
                     copy = rec.copy_b
                     if copy is not None:
-                        fb = _copy(scratch, fb, copy, dtype)
+                        fb = _copy(scratch, spare, fb, copy, dtype)
                     shape, axes = rec.view_a
                     left = fa.reshape(shape).transpose(axes)
                     shape, axes = rec.view_b
@@ -353,22 +354,32 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                         # their sum, which writes every element of target.
                         parts_shape = rec.parts
                         n_parts = size * parts_shape[0]
-                        part_owner = acquire(dtype, n_parts)
+                        part_owner = _take(spare, n_parts) if spare else None
+                        if part_owner is None:
+                            part_owner = acquire(dtype, n_parts)
                         scratch.owners.append(part_owner)
                         parts = part_owner[:n_parts].reshape(parts_shape)
                         if rec.chunk:
                             _split_chunked(left, right, parts, target.reshape(rec.out_dims), rec)
                         else:
                             _matmul(right, left, out=parts)
-                            _sum(parts, axis=0, out=target.reshape(rec.out_dims))
+                            _add_reduce(parts, axis=0, out=target.reshape(rec.out_dims))
                         del parts, part_owner  # no local keeps scratch past its release
-                        scratch.release()
                     else:
                         run_kernel(k, left, right, target.reshape(rec.out_dims))
                     # No local may keep a released buffer alive (the peak is the live set).
                     del left, right, target, fa, fb
+                    # What the last step released and this one did not take goes back
+                    # to the pool; this step's scratch and released operands are
+                    # offered to the next one.
+                    while spare:
+                        recycle(spare.pop(), 0)
                     if scratch.owners:
-                        scratch.release()
+                        if handoff:
+                            spare += scratch.owners
+                            scratch.owners = []
+                        else:
+                            scratch.release()
                     for v in rec.release:
                         vals[v] = None
                         if owners[v] is not None:
@@ -446,29 +457,29 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
             pool.recycle(owner, 0)
 
 
-def _handoff(spare: list[Any], size: int, recycle: Any) -> Any:
-    """The smallest buffer of ``spare`` (just released, one dtype) with ``size`` to
-    ``2 * size`` elements, the pool's fit bound, or None; either way ``spare`` is
-    empty after, the others given back to the pool (``recycle``) before the
-    caller takes anything from it."""
+def _take(spare: list[Any], size: int) -> Any:
+    """Remove and return the smallest buffer of ``spare`` (released by the step before,
+    one dtype) with ``size`` to ``2 * size`` elements, the pool's fit bound, or None."""
     best = None
     most = 2 * size
     for owner in spare:
         n = len(owner)
         if size <= n <= most and (best is None or n < len(best)):
             best = owner
-    for owner in spare:
-        if owner is not best:
-            recycle(owner, 0)
-    spare.clear()
+    if best is not None:
+        # By identity: buffers compare elementwise.
+        del spare[next(i for i, owner in enumerate(spare) if owner is best)]
     return best
 
 
-def _copy(scratch: Scratch, flat: Array, copy: Any, dtype: Any) -> Array:
+def _copy(scratch: Scratch, spare: list[Any], flat: Array, copy: Any, dtype: Any) -> Array:
     """A `Fast` operand's transposed copy (``copy``: see `Fast`) in a scratch buffer of
-    ``scratch``, returned flat; the copy writes every element of it."""
+    ``scratch`` (one of ``spare`` that fits, or the pool's), returned flat; the copy
+    writes every element of it."""
     shape, axes, dst_shape, size = copy
-    owner = scratch.pool.acquire(dtype, size)
+    owner = _take(spare, size) if spare else None
+    if owner is None:
+        owner = scratch.pool.acquire(dtype, size)
     scratch.owners.append(owner)
     out: Array = owner[:size]
     _copyto(out.reshape(dst_shape), flat.reshape(shape).transpose(axes))
