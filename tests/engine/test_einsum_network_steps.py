@@ -244,3 +244,18 @@ def test_a_network_einsum_with_mixed_dtypes_is_refused_and_unpinned(eng: tfr.Cpu
         eng.einsum("ab,bc,cd->ad", a, b, c)
     assert err.value.kind == "DTYPE_MISMATCH"
     assert not host.reading
+
+
+def test_a_steps_copy_scratch_becomes_the_next_steps_result(eng: tfr.CpuEngine) -> None:
+    # Step 1 copies the (5, 4, 6) operand (120 elements) into scratch and makes a
+    # 90-element result; step 2's 105-element result fits the scratch.
+    subs, shapes = "ab,cbd,de,ef->acf", [(3, 4), (5, 4, 6), (6, 7), (7, 2)]
+    path = [(0, 1), (0, 2), (0, 1)]
+    plan = eng.contract_expression(subs, *shapes, optimize=path)._plan
+    assert plan.fast[0] is not None and plan.fast[0].copy_b is not None
+    pool = _SpyPool()
+    arrays = _arrays(shapes)
+    got = _run(pool, plan, arrays)
+    assert pool.taken == [90, 120]
+    want = opt_einsum.contract(subs, *arrays, optimize=path)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
