@@ -259,3 +259,24 @@ def test_a_steps_copy_scratch_becomes_the_next_steps_result(eng: tfr.CpuEngine) 
     assert pool.taken == [90, 120]
     want = opt_einsum.contract(subs, *arrays, optimize=path)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_network_einsum_writing_over_one_of_its_operands_is_refused(
+    eng: tfr.CpuEngine,
+) -> None:
+    a, b, c = (tfr.from_numpy(x) for x in _arrays([(3, 3), (3, 3), (3, 3)]))
+    before = c.to_numpy().copy()
+    with pytest.raises(tfr.BorrowError) as err:
+        eng.einsum("ab,bc,cd->ad", a, b, c, out=c)
+    assert err.value.kind == "OUT_ALIASES_INPUT"
+    np.testing.assert_array_equal(c.to_numpy(), before)
+    assert not host.reading
+
+
+def test_a_network_einsum_writes_a_separate_out(eng: tfr.CpuEngine) -> None:
+    a, b, c = (tfr.from_numpy(x) for x in _arrays([(3, 3), (3, 3), (3, 3)]))
+    out = tfr.from_numpy(np.zeros((3, 3), order="F"))
+    assert eng.einsum("ab,bc,cd->ad", a, b, c, out=out) is out
+    want = np.linalg.multi_dot([a.to_numpy(), b.to_numpy(), c.to_numpy()])
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-12)
+    assert not host.reading

@@ -125,7 +125,7 @@ class Reads:
 
     def __init__(self) -> None:
         # Every pin taken, in order (a buffer read twice is pinned twice).
-        self.bufs: list[HostBuffer] = []
+        self.bufs: list[HostBuffer | _PinGroup] = []
         # (view, array) of each view operand: the view, and the strided array the
         # kernel reads (for the out= overlap check).
         self.views: list[tuple[Any, Array]] = []
@@ -159,7 +159,7 @@ class Reads:
         """Pin ``bufs`` (host buffers of the call's tensor operands) together, then check
         each for an exclusive borrow, as `operand` does for one."""
         _host.reading.append(bufs)
-        self.bufs.append(_PinGroup(bufs))  # type: ignore[arg-type]
+        self.bufs.append(_PinGroup(bufs))
         for buf in bufs:
             if buf.exclusive is not None:
                 buf.check_shared(op)
@@ -249,7 +249,10 @@ def begin_out(
     own = 0
     if reads is not None:
         for b in reads.bufs:
-            if b is buf:
+            # A pinned group (`Reads.pin_all`) counts each of its buffers (HostBuffer
+            # has no __eq__: tuple.count compares by identity).
+            hits = 1 if b is buf else b.bufs.count(buf) if isinstance(b, _PinGroup) else 0
+            if hits:
                 if not in_place_ok:
                     raise BorrowError(
                         op,
@@ -257,7 +260,7 @@ def begin_out(
                         "its own operands: pass a separate out tensor",
                         kind="OUT_ALIASES_INPUT",
                     )
-                own += 1
+                own += hits
         if reads.views and buf._root is not None and _a_view_overlaps(reads, buf, offset, out):
             raise BorrowError(
                 op,
