@@ -27,6 +27,7 @@ from ..dtype import DType
 from ..errors import BorrowError, DTypeError, RuntimeStateError, ValidationError
 from ..guards import ExclusiveBorrow
 from ..layout import shape_size
+from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _pooled
 from ..view import _ViewBase
@@ -87,6 +88,29 @@ def is_scalar(x: Any) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.ndarray)
 
 
+class _PinGroup:
+    """Many buffers pinned as one entry of the engine-read registry (`HostBuffer.readers`
+    counts a tuple entry once per member): one removal when the call ends, where a
+    pin each would cost a scan of the registry each (quadratic in the operands)."""
+
+    __slots__ = ("bufs",)
+
+    def __init__(self, bufs: tuple[HostBuffer, ...]) -> None:
+        self.bufs = bufs
+
+    def unpin(self) -> None:
+        _host.reading.remove(self.bufs)
+
+    @property
+    def recycler(self) -> Any:
+        return None
+
+    @recycler.setter
+    def recycler(self, value: Any) -> None:
+        for buf in self.bufs:
+            buf.recycler = value
+
+
 class Reads:
     """The operands one engine call reads; each tensor's buffer is pinned until it ends.
 
@@ -101,7 +125,7 @@ class Reads:
 
     def __init__(self) -> None:
         # Every pin taken, in order (a buffer read twice is pinned twice).
-        self.bufs: list[HostBuffer] = []
+        self.bufs: list[HostBuffer | _PinGroup] = []
         # (view, array) of each view operand: the view, and the strided array the
         # kernel reads (for the out= overlap check).
         self.views: list[tuple[Any, Array]] = []
@@ -130,6 +154,15 @@ class Reads:
         # Checked after pinning: a borrow that began before the pin is seen here.
         if buf.exclusive is not None:
             buf.check_shared(op)
+
+    def pin_all(self, bufs: tuple[HostBuffer, ...], op: str) -> None:
+        """Pin ``bufs`` (host buffers of the call's tensor operands) together, then check
+        each for an exclusive borrow, as `operand` does for one."""
+        _host.reading.append(bufs)
+        self.bufs.append(_PinGroup(bufs))
+        for buf in bufs:
+            if buf.exclusive is not None:
+                buf.check_shared(op)
 
     def operand(self, x: Any, op: str) -> tuple[Array, DType, Shape]:
         """``(array, dtype, shape)`` for a tensor or view, in its logical shape.
@@ -216,7 +249,10 @@ def begin_out(
     own = 0
     if reads is not None:
         for b in reads.bufs:
-            if b is buf:
+            # A pinned group (`Reads.pin_all`) counts each of its buffers (HostBuffer
+            # has no __eq__: tuple.count compares by identity).
+            hits = 1 if b is buf else b.bufs.count(buf) if isinstance(b, _PinGroup) else 0
+            if hits:
                 if not in_place_ok:
                     raise BorrowError(
                         op,
@@ -224,7 +260,7 @@ def begin_out(
                         "its own operands: pass a separate out tensor",
                         kind="OUT_ALIASES_INPUT",
                     )
-                own += 1
+                own += hits
         if reads.views and buf._root is not None and _a_view_overlaps(reads, buf, offset, out):
             raise BorrowError(
                 op,

@@ -408,6 +408,26 @@ def _read_all(op: str, operands: Any, reads: Reads) -> tuple[list[Array], DType]
     """The operands' arrays (pinned by ``reads``) and their one dtype."""
     if not operands:
         raise ValidationError(op, "einsum needs at least one operand", kind="OPERAND_COUNT")
+    if len(operands) > 2:
+        # Networks of many plain tensors of one dtype: pinned as one group (see
+        # `Reads.pin_all`), each viewed column-major in its shape as `operand` does.
+        dt = operands[0]._dtype if operands[0].__class__ is Tensor else None
+        bufs = []
+        for x in operands:
+            if x.__class__ is not Tensor or x._dtype is not dt:
+                break
+            st = x._st
+            if st.__class__ is not HostBuffer:
+                break
+            bufs.append(st)
+        else:
+            assert dt is not None
+            if dt in _NUMERIC:
+                reads.pin_all(tuple(bufs), op)
+                return [
+                    st.flat if len(x._shape) == 1 else st.flat.reshape(x._shape, order="F")
+                    for x, st in zip(operands, bufs, strict=True)
+                ], dt
     arrays = []
     dtype: DType | None = None
     for x in operands:

@@ -32,6 +32,7 @@ Array = np.ndarray[Any, Any]
 _einsum = np.einsum
 _matmul = np.matmul
 _sum = np.sum
+_add_reduce = np.add.reduce
 _copyto = np.copyto
 _dot = np.dot
 _as_strided = np.lib.stride_tricks.as_strided
@@ -56,6 +57,8 @@ class Fast:
 
     __slots__ = (
         "chunk",
+        "copy_a",
+        "copy_b",
         "dims",
         "kernel",
         "n_ct",
@@ -88,6 +91,11 @@ class Fast:
         self.n_ct = 0
         self.chunk = 0
         self.release = release  # intermediates consumed here (back to the pool after)
+        # Per operand, None (read in place) or ``(C shape, axes, scratch shape, size)``:
+        # ``flat.reshape(shape).transpose(axes)`` copied into a pooled scratch buffer
+        # of ``size`` elements viewed as ``scratch shape``, which the view then reads.
+        self.copy_a: Any = None
+        self.copy_b: Any = None
 
 
 def _spec(g: Array, base: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -136,6 +144,32 @@ def _view_spec(op: tuple[Any, ...], shape: tuple[int, ...], blas: bool, two_d: b
     return _spec(g, one.__array_interface__["data"][0])
 
 
+def _copy_spec(op: tuple[Any, ...], shape: tuple[int, ...], two_d: bool) -> Any:
+    """``(copy, view)`` for an operand of logical ``shape`` that the kernel reads from a
+    transposed copy (the general path's `Scratch.grouped`), worked out once: ``copy``
+    as `Fast.copy_a` says, ``view`` the scratch buffer as the kernel reads it."""
+    perm, dims, swap = op[:3]
+    nd = len(shape)
+    if perm is None:
+        perm = tuple(range(nd))
+    # The copy writes the scratch column-major in the permuted order: C-ordered, that
+    # is the reversed permuted shape, read from the operand's C view (reversed shape)
+    # with the matching axes.
+    t_shape = tuple(shape[p] for p in perm)
+    src_axes = tuple(nd - 1 - perm[nd - 1 - i] for i in range(nd))
+    size = 1
+    for d in dims:
+        size *= d
+    view_shape = tuple(dims[::-1])
+    axes = list(range(len(view_shape)))
+    if swap:
+        axes[-2], axes[-1] = axes[-1], axes[-2]
+    if two_d:
+        view_shape = view_shape[1:]
+        axes = [a - 1 for a in axes[1:]]
+    return (shape[::-1], src_axes, t_shape[::-1], size), (view_shape, tuple(axes))
+
+
 def prepare(plan: Plan) -> list[Any]:
     """The `Fast` record of each step of ``plan`` (None: the step runs the general way).
 
@@ -181,16 +215,31 @@ def prepare(plan: Plan) -> list[Any]:
             two_d = len(dims) == 3 and dims[0] == 1 and kernel == MATMUL
             blas = kernel in (MATMUL, SPLIT_K)
             views = []
+            copies: list[Any] = []
+            scratch = 0  # elements of whole transposed copies
             for vid, op in ((sa, op_a), (sb, op_b)):
                 # An intermediate's logical shape is its plan shape (F order); the direct
                 # ones reshape straight to the grouped dims.
                 shape = shapes.get(vid) if vid < n_in else op[3]
                 if op[4]:
                     shape = tuple(op[1])
-                views.append(None if shape is None else _view_spec(op, shape, blas, two_d))
+                view = None if shape is None else _view_spec(op, shape, blas, two_d)
+                copy = None
+                if view is None and shape is not None and not split and 0 not in shape:
+                    copy, view = _copy_spec(op, shape, two_d)
+                    if op[5] is not None:
+                        scratch += copy[3]
+                views.append(view)
+                copies.append(copy)
             size = 1
             for d in out_dims:
                 size *= d
+            # An operand the planner transposes in slabs (to bound the scratch) is
+            # copied whole when that stays within the plan's peak, as a split sum's
+            # scratch does: one copy and one product instead of a pair per slab.
+            bound = plan.largest_live // _SPLIT_SCRATCH
+            if scratch and live_now + scratch > plan.largest_live + bound:
+                views = [None, None]
             if views[0] is not None and views[1] is not None:
                 parts = None
                 n_ct = chunk = 0
@@ -212,6 +261,7 @@ def prepare(plan: Plan) -> list[Any]:
                     tuple(v for v in (sa, sb) if v >= n_in),
                 )
                 rec.n_ct = n_ct
+                rec.copy_a, rec.copy_b = copies
                 rec.chunk = chunk if chunk < n_ct - 1 else 0
                 if split and not rec.chunk:
                     rec.parts = (n_ct, *out_dims)
@@ -244,11 +294,21 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
     recycle = pool.recycle
     out_nd: Any = None
     out_flat: Any = None
+    # Intermediates and scratch a `Fast` step released, handed straight to the next
+    # `Fast` step's result or scratch where one fits (as the pool would: capacity at
+    # most twice the request, `_take`); the rest go back to the pool right after
+    # that step's kernel. Only with a pool that retains buffers, which would hold
+    # them as long: one that frees them allocates each result at its exact size,
+    # and a handed-over buffer can be twice that.
+    spare: list[Any] = []
+    handoff = pool.limit_bytes > 0
     try:
         for s_i in range(n_steps):
             step = steps[s_i]
             kind = step[0]
             if s_i == n_steps - 1:
+                while spare:
+                    recycle(spare.pop(), 0)
                 out_nd = output()
                 out_flat = out_nd.reshape(-1, order="F")
             rec = records[s_i]
@@ -269,9 +329,18 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     if dst < 0:
                         target = out_flat
                     else:
-                        got = owners[dst] = acquire(dtype, size)
+                        got = _take(spare, size) if spare else None
+                        if got is None:
+                            got = acquire(dtype, size)
+                        owners[dst] = got
                         target = vals[dst] = got if len(got) == size else got[:size]
                         del got
+                    copy = rec.copy_a
+                    if copy is not None:
+                        fa = _copy(scratch, spare, fa, copy, dtype)
+                    copy = rec.copy_b
+                    if copy is not None:
+                        fb = _copy(scratch, spare, fb, copy, dtype)
                     shape, axes = rec.view_a
                     left = fa.reshape(shape).transpose(axes)
                     shape, axes = rec.view_b
@@ -285,26 +354,43 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                         # their sum, which writes every element of target.
                         parts_shape = rec.parts
                         n_parts = size * parts_shape[0]
-                        part_owner = acquire(dtype, n_parts)
+                        part_owner = _take(spare, n_parts) if spare else None
+                        if part_owner is None:
+                            part_owner = acquire(dtype, n_parts)
                         scratch.owners.append(part_owner)
                         parts = part_owner[:n_parts].reshape(parts_shape)
                         if rec.chunk:
                             _split_chunked(left, right, parts, target.reshape(rec.out_dims), rec)
                         else:
                             _matmul(right, left, out=parts)
-                            _sum(parts, axis=0, out=target.reshape(rec.out_dims))
+                            _add_reduce(parts, axis=0, out=target.reshape(rec.out_dims))
                         del parts, part_owner  # no local keeps scratch past its release
-                        scratch.release()
                     else:
                         run_kernel(k, left, right, target.reshape(rec.out_dims))
                     # No local may keep a released buffer alive (the peak is the live set).
                     del left, right, target, fa, fb
+                    # What the last step released and this one did not take goes back
+                    # to the pool; this step's scratch and released operands are
+                    # offered to the next one.
+                    while spare:
+                        recycle(spare.pop(), 0)
+                    if scratch.owners:
+                        if handoff:
+                            spare += scratch.owners
+                            scratch.owners = []
+                        else:
+                            scratch.release()
                     for v in rec.release:
                         vals[v] = None
                         if owners[v] is not None:
-                            recycle(owners[v], 0)
+                            if handoff:
+                                spare.append(owners[v])
+                            else:
+                                recycle(owners[v], 0)
                             owners[v] = None
                     continue
+            while spare:
+                recycle(spare.pop(), 0)
             if kind == GEMM:
                 _, sa, sb, op_a, op_b, kernel, dims, dst = step
                 if kernel == SPLIT_K:
@@ -360,12 +446,44 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
         scratch.owners = []
         vals.clear()
         owners.clear()
+        spare.clear()
         raise
     scratch.release()
     vals.clear()
+    for owner in spare:
+        recycle(owner, 0)
     for owner in owners:
         if owner is not None:
             pool.recycle(owner, 0)
+
+
+def _take(spare: list[Any], size: int) -> Any:
+    """Remove and return the smallest buffer of ``spare`` (released by the step before,
+    one dtype) with ``size`` to ``2 * size`` elements, the pool's fit bound, or None."""
+    best = None
+    most = 2 * size
+    for owner in spare:
+        n = len(owner)
+        if size <= n <= most and (best is None or n < len(best)):
+            best = owner
+    if best is not None:
+        # By identity: buffers compare elementwise.
+        del spare[next(i for i, owner in enumerate(spare) if owner is best)]
+    return best
+
+
+def _copy(scratch: Scratch, spare: list[Any], flat: Array, copy: Any, dtype: Any) -> Array:
+    """A `Fast` operand's transposed copy (``copy``: see `Fast`) in a scratch buffer of
+    ``scratch`` (one of ``spare`` that fits, or the pool's), returned flat; the copy
+    writes every element of it."""
+    shape, axes, dst_shape, size = copy
+    owner = _take(spare, size) if spare else None
+    if owner is None:
+        owner = scratch.pool.acquire(dtype, size)
+    scratch.owners.append(owner)
+    out: Array = owner[:size]
+    _copyto(out.reshape(dst_shape), flat.reshape(shape).transpose(axes))
+    return out
 
 
 def _split_chunked(left: Array, right: Array, parts: Array, out: Array, rec: Fast) -> None:
