@@ -20,6 +20,7 @@ from ...storage.host import HostBuffer
 from ...tensor import Tensor, _pooled
 from .._base import EngineBase
 from . import _kernels as K
+from . import _lean
 from ._adapter import run_call
 
 __all__ = [
@@ -210,6 +211,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.qr(self, a, mode)
+        if lean is not None:
+            return QRResult(*lean)
         q, r = run_call(self, "CpuEngine.qr", K.qr, a, mode)
         return QRResult(q, r)
 
@@ -226,6 +230,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.eigh(self, a, uplo, True)
+        if lean is not None:
+            return EighResult(*lean)
         w, v = run_call(self, "CpuEngine.eigh", K.eigh, a, uplo, True)
         return EighResult(w, v)
 
@@ -234,6 +241,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean: Tensor | None = _lean.eigh(self, a, uplo, False)
+        if lean is not None:
+            return lean
         (w,) = run_call(self, "CpuEngine.eigvalsh", K.eigh, a, uplo, False)
         return w
 
@@ -242,6 +252,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.eig(self, a)
+        if lean is not None:
+            return EigResult(*lean)
         w, v = run_call(self, "CpuEngine.eig", K.eig, a)
         return EigResult(w, v)
 
@@ -250,6 +263,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.cholesky(self, a, upper)
+        if lean is not None:
+            return lean
         (c,) = run_call(self, "CpuEngine.cholesky", K.cholesky, a, upper)
         return c
 
@@ -258,6 +274,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.solve(self, a, b)
+        if lean is not None:
+            return lean
         (x,) = run_call(self, "CpuEngine.solve", K.solve, a, b)
         return x
 
@@ -266,6 +285,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.inv(self, a)
+        if lean is not None:
+            return lean
         (x,) = run_call(self, "CpuEngine.inv", K.inv, a)
         return x
 
@@ -274,6 +296,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.det(self, a)
+        if lean is not None:
+            return lean
         (d,) = run_call(self, "CpuEngine.det", K.det, a)
         return d
 
@@ -282,6 +307,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.slogdet(self, a)
+        if lean is not None:
+            return SlogdetResult(*lean)
         s, la = run_call(self, "CpuEngine.slogdet", K.slogdet, a)
         return SlogdetResult(s, la)
 
@@ -378,5 +406,8 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.expm(self, a)
+        if lean is not None:
+            return lean
         (e,) = run_call(self, "CpuEngine.expm", K.expm, a)
         return e

@@ -41,16 +41,20 @@ from ._selective import gram_svd
 __all__ = [
     "cholesky",
     "det",
+    "det_from_lu",
     "eig",
     "eigh",
     "expm",
     "inv",
     "lq",
     "lstsq",
+    "lu_parity",
     "matrix_norm",
     "pinv",
     "qr",
+    "real_geev_to_complex",
     "slogdet",
+    "slogdet_from_lu",
     "solve",
     "svd",
     "svd_truncated",
@@ -606,20 +610,25 @@ def eig(call: LinalgCall, x: Any) -> None:
             continue
         wr, wi, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, lwork=lw, overwrite_a=1)
         _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
-        w_b.real = wr
-        w_b.imag = wi
-        # Real geev stores a complex pair's vectors as (re, im) in two columns.
-        j = 0
-        while j < n:
-            if wi[j] > 0 and j + 1 < n:
-                v_b[:, j].real = vr[:, j]
-                v_b[:, j].imag = vr[:, j + 1]
-                np.conjugate(v_b[:, j], out=v_b[:, j + 1])
-                j += 2
-            else:
-                v_b[:, j].real = vr[:, j]
-                v_b[:, j].imag = 0
-                j += 1
+        real_geev_to_complex(wr, wi, vr, w_b, v_b)
+
+
+def real_geev_to_complex(wr: Array, wi: Array, vr: Array, w: Array, v: Array) -> None:
+    """Write real ``?geev``'s eigenvalues and vectors into the complex ``w`` and ``v``.
+
+    Real geev stores a complex pair's vectors as (re, im) in two columns, the one
+    with positive imaginary part first; every element of ``w`` and ``v`` is written.
+    One pass per column kind (a Python loop over the columns cost 2 us per column).
+    """
+    w.real = wr
+    w.imag = wi
+    n = len(wr)
+    v[...] = vr  # real columns; the pairs' columns are overwritten below
+    first = np.flatnonzero(wi[: n - 1] > 0) if n > 1 else np.empty(0, np.intp)
+    if len(first):
+        second = first + 1
+        v[:, first] = vr[:, first] + 1j * vr[:, second]
+        v[:, second] = np.conjugate(v[:, first])
 
 
 # ---------------------------------------------------------------------- Cholesky, LU
@@ -736,8 +745,37 @@ def _lu_diag(
         # info > 0: U is exactly singular; its zero diagonal gives det 0, no error.
         # Direct ufunc reductions, not the array methods: their Python wrappers cost
         # more than the 64-element reduction itself.
-        swaps = int(np.count_nonzero(piv != _arange(n, piv.dtype)))
-        yield idx, a_s.diagonal(), swaps % 2
+        yield idx, a_s.diagonal(), lu_parity(piv)
+
+
+def lu_parity(piv: Array) -> int:
+    """1 when the row exchanges of ``?getrf``'s 0-based pivots ``piv`` are odd, else 0."""
+    return int(_count_nonzero(piv != _arange(len(piv), piv.dtype))) % 2
+
+
+def det_from_lu(diag: Array, parity: int) -> Any:
+    """The determinant from U's diagonal and the permutation parity (0 when singular)."""
+    value = _mul_reduce(diag)
+    return -value if parity else value
+
+
+def slogdet_from_lu(diag: Array, parity: int, complex_: bool) -> tuple[Any, Any]:
+    """``(sign, log|det|)`` from U's diagonal and the permutation parity.
+
+    ``diag`` is read only. Singular (a zero on the diagonal): ``(0, -inf)`` without
+    a division-by-zero warning; NaN entries give NaN, as numpy.
+    """
+    absd = np.abs(diag)
+    if complex_:
+        # A zero entry (a singular matrix) is checked before dividing by it.
+        phase = _mul_reduce(diag / absd) if absd.all() else 0
+    else:
+        # The product of the entries' signs: exact (+-1), and 0 exactly when a
+        # diagonal entry is 0 (a singular matrix); NaN for NaN input, as numpy.
+        phase = _mul_reduce(np.sign(diag))
+    if phase == 0:
+        return 0, -np.inf
+    return (-phase if parity else phase), _add_reduce(np.log(absd, out=absd))
 
 
 def det(call: LinalgCall, x: Any) -> None:
@@ -748,12 +786,12 @@ def det(call: LinalgCall, x: Any) -> None:
         d[...] = 1
         return
     for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
-        value = _mul_reduce(diag)
-        d[idx] = -value if parity else value
+        d[idx] = det_from_lu(diag, parity)
 
 
 _mul_reduce = np.multiply.reduce
 _add_reduce = np.add.reduce
+_count_nonzero = np.count_nonzero
 
 
 def slogdet(call: LinalgCall, x: Any) -> None:
@@ -765,21 +803,9 @@ def slogdet(call: LinalgCall, x: Any) -> None:
         sign[...] = 1
         logabs[...] = 0
         return
+    complex_ = dt.is_complex
     for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
-        absd = np.abs(diag)
-        if dt.is_complex:
-            # A zero entry (a singular matrix) is checked before dividing by it.
-            phase = _mul_reduce(diag / absd) if absd.all() else 0
-        else:
-            # The product of the entries' signs: exact (+-1), and 0 exactly when a
-            # diagonal entry is 0 (a singular matrix); NaN for NaN input, as numpy.
-            phase = _mul_reduce(np.sign(diag))
-        if phase == 0:
-            sign[idx] = 0
-            logabs[idx] = -np.inf
-            continue
-        sign[idx] = -phase if parity else phase
-        logabs[idx] = _add_reduce(np.log(absd, out=absd))
+        sign[idx], logabs[idx] = slogdet_from_lu(diag, parity, complex_)
 
 
 def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
