@@ -12,9 +12,9 @@ batch index; a failed call gives every pooled buffer back. See docs/linalg.md.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
-from ...dtype import DType
 from ...storage import host as _host
 from ...storage.host import HostBuffer
 from ...tensor import Tensor, _pooled
@@ -36,9 +36,8 @@ __all__ = [
 ]
 
 
-#: The dtypes LAPACK and BLAS take, each with its real dtype and that dtype's
-#: numpy dtype (the Frobenius hot path's membership test and output dtype).
-_REAL = {d: (d.real, d.real.numpy) for d in (DType.F32, DType.F64, DType.C32, DType.C64)}
+_sqrt = math.sqrt
+_INF = math.inf
 _reading = _host.reading  # bound by assignment: see elementwise.py
 
 
@@ -129,6 +128,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.svd(self, a, full_matrices, True)
+        if lean is not None:
+            return SVDResult(*lean)
         u, s, vh = run_call(self, "CpuEngine.svd", K.svd, a, full_matrices, True)
         return SVDResult(u, s, vh)
 
@@ -137,6 +139,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean: Tensor | None = _lean.svd(self, a, False, False)
+        if lean is not None:
+            return lean
         (s,) = run_call(self, "CpuEngine.svdvals", K.svd, a, False, False)
         return s
 
@@ -323,6 +328,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.lstsq(self, a, b, rcond)
+        if lean is not None:
+            return LstsqResult(*lean)
         x, res, rank, sv = run_call(self, "CpuEngine.lstsq", K.lstsq, a, b, rcond)
         return LstsqResult(x, res, rank, sv)
 
@@ -341,10 +349,16 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
-        if ord.__class__ is str and ord == "fro" and a.__class__ is Tensor:
-            r = self._fro_fast(a)
-            if r is not None:
-                return r
+        kind = ord.__class__
+        if kind is str and ord == "fro":
+            if a.__class__ is Tensor:
+                r = self._fro_fast(a)
+                if r is not None:
+                    return r
+        elif (kind is int and ord in (2, -2)) or (kind is str and ord == "nuc"):
+            lean = _lean.spectral_norm(self, a, ord)
+            if lean is not None:
+                return lean
         (n,) = run_call(self, "CpuEngine.matrix_norm", K.matrix_norm, a, ord)
         return n
 
@@ -356,25 +370,31 @@ class LinalgOps(EngineBase):
         ``HostBuffer.flat`` (every element; the norm does not depend on their
         order), and the value written into a one-element pooled buffer. It skips
         the general path's operand, output and batch bookkeeping, which cost three
-        times numpy's whole call on a 64 x 64 matrix.
+        times numpy's whole call on a 64 x 64 matrix, and inlines `K.two_norm`'s
+        common case (one BLAS dot) with the dtype's parts looked up once.
         """
         st = a._st
         dt = a._dtype
-        reals = _REAL.get(dt)
-        if st.__class__ is not HostBuffer or len(a._shape) != 2 or reals is None:
+        parts = K.dot_parts(dt)
+        if st.__class__ is not HostBuffer or len(a._shape) != 2 or parts is None:
             return None
         _reading.append(st)
         try:
             fa = st.flat
-            if st.exclusive is not None or not len(fa):
+            size = len(fa)
+            if st.exclusive is not None or not size:
                 return None  # the general path refuses or handles it
-            value = K.two_norm(fa, dt)
-            real, real_np = reals
-            owner = self._pool.acquire(real_np, 1)
+            ss = parts.dot(fa, fa)
+            if parts.complex_:
+                ss = ss.real
+            # `K.two_norm`'s test: sqrt(dot) is exact unless the sum of squares
+            # overflowed, is NaN, or is small enough for squares to have underflowed.
+            value = _sqrt(ss) if parts.safe_low * size < ss < _INF else K.two_norm(fa, dt)
+            owner = self._pool.acquire(parts.real_np, 1)
             flat = owner if len(owner) == 1 else owner[:1]
             # INVARIANT: the one element of the rank-0 result is written here.
             flat[0] = value
-            return _pooled((), real, owner, flat, self._recycler)
+            return _pooled((), parts.real, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).

@@ -42,7 +42,7 @@ from ...storage.host import HostBuffer
 from ...tensor import Tensor, _pooled
 from .._base import EngineBase
 from . import _kernels as K
-from ._lapack import f2py
+from ._lapack import f2py, ptr
 
 __all__ = [
     "cholesky",
@@ -51,9 +51,12 @@ __all__ = [
     "eigh",
     "expm",
     "inv",
+    "lstsq",
     "qr",
     "slogdet",
     "solve",
+    "spectral_norm",
+    "svd",
 ]
 
 Array = np.ndarray[Any, Any]
@@ -61,6 +64,7 @@ Array = np.ndarray[Any, Any]
 Body = Callable[..., Any]
 
 _reading = _host.reading  # bound by assignment: see elementwise.py
+_I64 = DType.I64.numpy
 _LAPACK = frozenset((DType.F32, DType.F64, DType.C32, DType.C64))
 _COMPLEX_OF = {
     DType.F32: DType.C32,
@@ -414,3 +418,172 @@ def expm(eng: EngineBase, a: Any) -> Tensor | None:
     """The lean `LinalgOps.expm`, or None (see `run`)."""
     result: Tensor | None = run(eng, a, True, _expm)
     return result
+
+
+# ---------------------------------------------------------------------- SVD
+def _gesdd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, jobz: bytes, outs: Any) -> int:
+    """``?gesdd`` of ``fa`` into the flat outputs ``outs`` = (U, S, Vh) or (S,); info.
+
+    The scratch (the matrix's copy, every workspace) is one pooled buffer, taken
+    after the outputs and given back before returning (see `_take`).
+    """
+    plan = K.gesdd_plan(dt, jobz, m, n)
+    owner, scratch = _take(eng, dt.numpy, plan.scratch)
+    scratch[: m * n] = fa
+    base = ptr(scratch)
+    if len(outs) == 3:
+        info = K.gesdd_run(plan, base, ptr(outs[1]), ptr(outs[0]), ptr(outs[2]))
+    else:
+        info = K.gesdd_run(plan, base, ptr(outs[0]), base, base)
+    del scratch  # INVARIANT: no array over the scratch is left when it goes back
+    eng._pool.recycle(owner, 0)
+    return info
+
+
+def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vectors: bool) -> Any:
+    k = min(m, n)
+    real = dt.real
+    rec = eng._recycler
+    if not vectors:
+        s_owner, s = _take(eng, real.numpy, k)
+        if _gesdd(eng, fa, dt, m, n, b"N", (s,)):
+            del s
+            eng._pool.recycle(s_owner, 0)
+            return None  # NaN input or no convergence: the general path raises
+        return _pooled((k,), real, s_owner, s, rec)
+    ucols, vrows = (m, n) if full else (k, k)
+    npdt = dt.numpy
+    u_owner, u = _take(eng, npdt, m * ucols)
+    s_owner, s = _take(eng, real.numpy, k)
+    v_owner, v = _take(eng, npdt, vrows * n)
+    if _gesdd(eng, fa, dt, m, n, b"A" if full else b"S", (u, s, v)):
+        del u, s, v
+        for buf in (v_owner, s_owner, u_owner):
+            eng._pool.recycle(buf, 0)
+        return None  # NaN input or no convergence: the general path raises
+    return (
+        _pooled((m, ucols), dt, u_owner, u, rec),
+        _pooled((k,), real, s_owner, s, rec),
+        _pooled((vrows, n), dt, v_owner, v, rec),
+    )
+
+
+def svd(eng: EngineBase, a: Any, full_matrices: bool, vectors: bool) -> Any:
+    """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`)."""
+    return run(eng, a, False, _svd, bool(full_matrices), vectors)
+
+
+def _spectral(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, ord: Any) -> Any:
+    k = min(m, n)
+    real = dt.real
+    out, o = _take(eng, real.numpy, 1)
+    s_owner, s = _take(eng, real.numpy, k)
+    info = _gesdd(eng, fa, dt, m, n, b"N", (s,))
+    if not info:
+        # The same reductions as the general path (`_kernels.matrix_norm`).
+        o[0] = s.sum() if ord == "nuc" else (s[0] if ord == 2 else s[-1])
+    del s
+    eng._pool.recycle(s_owner, 0)
+    if info:
+        del o
+        eng._pool.recycle(out, 0)
+        return None  # NaN input or no convergence: the general path raises
+    return _pooled((), real, out, o, eng._recycler)
+
+
+def spectral_norm(eng: EngineBase, a: Any, ord: Any) -> Tensor | None:
+    """The lean `LinalgOps.matrix_norm` for ord 2, -2 or 'nuc', or None (see `run`)."""
+    result: Tensor | None = run(eng, a, False, _spectral, ord)
+    return result
+
+
+# ---------------------------------------------------------------------- least squares
+def lstsq(eng: EngineBase, a: Any, b: Any, rcond: float | None) -> Any:
+    """The lean `LinalgOps.lstsq` for a plain host ``b`` ``[M]`` or ``[M, K]``, or None."""
+    if a.__class__ is not Tensor or b.__class__ is not Tensor:
+        return None
+    sb = b._st
+    bshape = b._shape
+    if (
+        sb.__class__ is not HostBuffer
+        or b._dtype is not a._dtype
+        or not 1 <= len(bshape) <= 2
+        or not bshape[-1]
+        or a._shape[:1] != bshape[:1]
+        or not (rcond is None or rcond.__class__ is float or rcond.__class__ is int)
+    ):
+        return None
+    # b's pin is taken before `run` pins a and checks it; b is checked after both.
+    _reading.append(sb)
+    try:
+        return run(eng, a, False, _lstsq, sb, bshape, rcond)
+    except BaseException:
+        # The traceback keeps `_lstsq`'s frame with b's internal array (see `run`).
+        sb.recycler = None
+        raise
+    finally:
+        _reading.remove(sb)
+
+
+def _lstsq(
+    eng: EngineBase,
+    fa: Array,
+    dt: DType,
+    m: int,
+    n: int,
+    sb: HostBuffer,
+    bshape: Any,
+    rcond: float | None,
+) -> Any:
+    if sb.exclusive is not None:
+        return None  # the general path refuses it (typed)
+    fb = sb.flat
+    vector = len(bshape) == 1
+    nrhs = 1 if vector else bshape[1]
+    k = min(m, n)
+    mx = max(m, n)
+    real = dt.real
+    rnp = real.numpy
+    npdt = dt.numpy
+    pool = eng._pool
+    # Results first, in the order they are returned (see `_take`).
+    x_shape = (n,) if vector else (n, nrhs)
+    res_shape = (() if vector else (nrhs,)) if m > n else (0,)
+    x_owner, x = _take(eng, npdt, n * nrhs)
+    r_owner, res = _take(eng, rnp, (nrhs if m > n else 0))
+    k_owner, rank = _take(eng, _I64, 1)
+    s_owner, sv = _take(eng, rnp, k)
+    a_owner, a_flat = _take(eng, npdt, m * n)
+    b_owner, b_flat = _take(eng, npdt, mx * nrhs)
+    a_flat[...] = fa
+    b_s = _fmat(b_flat, mx, nrhs)
+    b_s[:m] = _fmat(fb, m, nrhs)  # rows M..N (M < N) are LAPACK's output space
+    cond = K._eps(dt) * mx if rcond is None else float(rcond)
+    a_s = _fmat(a_flat, m, n)
+    x_, s_, rank_, info = f2py("gelsd", dt)(
+        a_s, b_s, *K.gelsd_sizes(dt, m, n, nrhs), cond=cond, overwrite_a=1, overwrite_b=1
+    )
+    if x_ is not b_s:  # pragma: no cover - f2py works in place on F-ordered input
+        b_s[...] = x_
+    del x_, a_s, a_flat
+    if not info:
+        _fmat(x, n, nrhs)[...] = b_s[:n]
+        sv[...] = s_
+        rank[0] = rank_
+        if m > n:
+            res[...] = K.residual_sums(b_s[n:m], rank_ == n)
+    del b_s, b_flat
+    pool.recycle(b_owner, 0)
+    pool.recycle(a_owner, 0)
+    if info:
+        del x, res, rank, sv
+        for buf in (s_owner, k_owner, r_owner, x_owner):
+            pool.recycle(buf, 0)
+        return None  # not converged: the general path raises the typed error
+    rec = eng._recycler
+    return (
+        _pooled(x_shape, dt, x_owner, x, rec),
+        _pooled(res_shape, real, r_owner, res, rec),
+        _pooled((), DType.I64, k_owner, rank, rec),
+        _pooled((k,), real, s_owner, sv, rec),
+    )
