@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 
+_dot_parts = K._dot_parts  # the cache itself: one dict lookup on the hot path
 _sqrt = math.sqrt
 _INF = math.inf
 _reading = _host.reading  # bound by assignment: see elementwise.py
@@ -375,26 +376,27 @@ class LinalgOps(EngineBase):
         """
         st = a._st
         dt = a._dtype
-        parts = K.dot_parts(dt)
+        parts = _dot_parts.get(dt) or K.dot_parts(dt)
         if st.__class__ is not HostBuffer or len(a._shape) != 2 or parts is None:
             return None
+        dot, complex_, safe_low, real, real_np = parts
         _reading.append(st)
         try:
             fa = st.flat
             size = len(fa)
             if st.exclusive is not None or not size:
                 return None  # the general path refuses or handles it
-            ss = parts.dot(fa, fa)
-            if parts.complex_:
+            ss = dot(fa, fa)
+            if complex_:
                 ss = ss.real
             # `K.two_norm`'s test: sqrt(dot) is exact unless the sum of squares
             # overflowed, is NaN, or is small enough for squares to have underflowed.
-            value = _sqrt(ss) if parts.safe_low * size < ss < _INF else K.two_norm(fa, dt)
-            owner = self._pool.acquire(parts.real_np, 1)
+            value = _sqrt(ss) if safe_low * size < ss < _INF else K.two_norm(fa, dt)
+            owner = self._pool.acquire(real_np, 1)
             flat = owner if len(owner) == 1 else owner[:1]
             # INVARIANT: the one element of the rank-0 result is written here.
             flat[0] = value
-            return _pooled((), parts.real, owner, flat, self._recycler)
+            return _pooled((), real, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).

@@ -405,12 +405,8 @@ def qr(eng: EngineBase, a: Any, mode: str) -> Any:
 
 
 def _expm(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Tensor:
-    from scipy.linalg import expm as _scipy_expm  # first use only (see `_lapack.f2py`)
-
     owner, flat = _take(eng, dt.numpy, n * n)
-    # scipy allocates its own result (and the Pade temporaries); it is written into
-    # the pooled output: one pass over N*N elements, as in the general path.
-    _fmat(flat, n, n)[...] = _scipy_expm(_fmat(fa, n, n))
+    K.expm_into(_fmat(flat, n, n), _fmat(fa, n, n))
     return _pooled((n, n), dt, owner, flat, eng._recycler)
 
 
