@@ -100,6 +100,8 @@ CASES: list[tuple[str, Callable[..., Any], Callable[[Any], tuple[Array, ...]]]] 
         lambda d: (_rand((N, N + 3), d), _rand((N,), d, 2)),
     ),
     ("expm", lambda e, a: e.expm(a), lambda d: (0.1 * _rand((N, N), d),)),
+    ("pinv tall", lambda e, a: e.pinv(a), lambda d: (_rand((N + 3, N), d),)),
+    ("pinv wide rtol", lambda e, a: e.pinv(a, 0.5), lambda d: (_rand((N, N + 3), d),)),
 ]
 IDS = [c[0] for c in CASES]
 

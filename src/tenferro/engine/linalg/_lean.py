@@ -52,6 +52,7 @@ __all__ = [
     "expm",
     "inv",
     "lstsq",
+    "pinv",
     "qr",
     "slogdet",
     "solve",
@@ -583,3 +584,33 @@ def _lstsq(
         _pooled((), DType.I64, k_owner, rank, rec),
         _pooled((k,), real, s_owner, sv, rec),
     )
+
+
+def _pinv(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, rtol: float | None) -> Any:
+    k = min(m, n)
+    npdt = dt.numpy
+    pool = eng._pool
+    out, o = _take(eng, npdt, n * m)
+    u_owner, u = _take(eng, npdt, m * k)
+    s_owner, s = _take(eng, dt.real.numpy, k)
+    v_owner, v = _take(eng, npdt, k * n)
+    info = _gesdd(eng, fa, dt, m, n, b"S", (u, s, v))
+    if not info:
+        cut = K._eps(dt) * max(m, n) if rtol is None else float(rtol)
+        K.pinv_from_svd(_fmat(u, m, k), s, _fmat(v, k, n), cut, _fmat(o, n, m))
+    del u, s, v
+    for buf in (v_owner, s_owner, u_owner):
+        pool.recycle(buf, 0)
+    if info:
+        del o
+        pool.recycle(out, 0)
+        return None  # NaN input or no convergence: the general path raises
+    return _pooled((n, m), dt, out, o, eng._recycler)
+
+
+def pinv(eng: EngineBase, a: Any, rtol: float | None) -> Tensor | None:
+    """The lean `LinalgOps.pinv`, or None (see `run`)."""
+    if not (rtol is None or rtol.__class__ is float or rtol.__class__ is int):
+        return None
+    result: Tensor | None = run(eng, a, False, _pinv, rtol)
+    return result
