@@ -126,27 +126,36 @@ def _fmat(flat: Array, m: int, n: int) -> Array:
 
 
 # ---------------------------------------------------------------------- LU
-def _lu(eng: EngineBase, fa: Array, dt: DType, n: int) -> tuple[Array, Array, Array, int]:
-    """``(owner, flat, piv, info)``: ``?getrf`` of ``fa`` in a pooled scratch buffer."""
-    owner, flat = _take(eng, dt.numpy, n * n)
+def _lu(eng: EngineBase, fa: Array, dt: DType, n: int) -> tuple[Array, Array, int, int]:
+    """``(owner, flat, parity, info)``: ``?getrf`` of ``fa`` in a pooled scratch buffer.
+
+    ``parity``: 1 when the row exchanges are odd (`_kernels.lu_parity`, inlined:
+    det and slogdet of a 64 x 64 matrix are short enough for its call to show).
+    """
+    owner = eng._pool.acquire(dt.numpy, n * n)
+    flat = owner if len(owner) == n * n else owner[: n * n]
     flat[...] = fa
-    lu = _fmat(flat, n, n)
+    lu = flat.reshape((n, n), order="F")
     lu_, piv, info = f2py("getrf", dt)(lu, overwrite_a=1)
     if lu_ is not lu:  # pragma: no cover - f2py works in place on F-ordered input
         lu[...] = lu_
-    return owner, flat, piv, info
+    parity = int(_count_nonzero(piv != K._arange(n, piv.dtype))) & 1
+    return owner, flat, parity, info
+
+
+_count_nonzero = np.count_nonzero
 
 
 def _det(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Tensor | None:
     out, o = _take(eng, dt.numpy, 1)
-    owner, flat, piv, info = _lu(eng, fa, dt, n)
+    owner, flat, parity, info = _lu(eng, fa, dt, n)
     if info < 0:  # pragma: no cover - an argument we pass is wrong
         del flat, o
         eng._pool.recycle(owner, 0)
         eng._pool.recycle(out, 0)
         return None
     # info > 0: U is exactly singular; its zero diagonal gives det 0, no error.
-    o[0] = K.det_from_lu(flat[:: n + 1], K.lu_parity(piv))
+    o[0] = K.det_from_lu(flat[:: n + 1], parity)
     del flat  # INVARIANT: no array over the scratch is left when it goes back
     eng._pool.recycle(owner, 0)
     return _pooled((), dt, out, o, eng._recycler)
@@ -162,14 +171,14 @@ def _slogdet(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Any:
     real = dt.real
     s_owner, s = _take(eng, dt.numpy, 1)
     l_owner, lg = _take(eng, real.numpy, 1)
-    owner, flat, piv, info = _lu(eng, fa, dt, n)
+    owner, flat, parity, info = _lu(eng, fa, dt, n)
     pool = eng._pool
     if info < 0:  # pragma: no cover - an argument we pass is wrong
         del flat, s, lg
         for buf in (owner, l_owner, s_owner):
             pool.recycle(buf, 0)
         return None
-    s[0], lg[0] = K.slogdet_from_lu(flat[:: n + 1], K.lu_parity(piv), dt.is_complex)
+    s[0], lg[0] = K.slogdet_from_lu(flat[:: n + 1], parity, dt.is_complex)
     del flat  # INVARIANT: no array over the scratch is left when it goes back
     pool.recycle(owner, 0)
     rec = eng._recycler
