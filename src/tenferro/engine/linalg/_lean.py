@@ -24,6 +24,10 @@ nothing but the rules:
   refusal), so errors are written in one place. A failure costs the routine
   twice; success costs it once.
 
+Ownership, for every function here: **borrows** its operands for the call
+(never modified) and returns new pooled tensors, like the `LinalgOps` methods
+it serves, or None.
+
 Every per-matrix computation the two paths share (determinant from the LU
 diagonal, real ``?geev`` pairs, workspace sizes) is one function in `_kernels`,
 so both give the same bits.
