@@ -409,13 +409,18 @@ def test_the_frobenius_norm_hot_path_pins_its_matrix(
     from tenferro.engine.linalg import _kernels
 
     gate = Gate()
-    real_norm = _kernels.two_norm
+    # The hot path inlines two_norm's common case: one BLAS dot, looked up in
+    # the per-dtype parts (`_kernels.dot_parts`).
+    parts = _kernels.dot_parts(tfr.DType.F64)
+    assert parts is not None
+    real_dot = parts.dot
 
-    def waiting_norm(flat: Any, dt: Any) -> float:
+    def waiting_dot(x: Any, y: Any) -> float:
         gate.hold()
-        return real_norm(flat, dt)
+        value: float = real_dot(x, y)
+        return value
 
-    monkeypatch.setattr(_kernels, "two_norm", waiting_norm)
+    monkeypatch.setitem(_kernels._dot_parts, tfr.DType.F64, parts._replace(dot=waiting_dot))
     a = t_([[3.0, 0.0], [0.0, 4.0]])
     with in_flight(gate, lambda: eng.matrix_norm(a)) as result:
         refused_in_use(a.map_write)

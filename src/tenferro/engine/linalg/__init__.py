@@ -12,14 +12,15 @@ batch index; a failed call gives every pooled buffer back. See docs/linalg.md.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
-from ...dtype import DType
 from ...storage import host as _host
 from ...storage.host import HostBuffer
 from ...tensor import Tensor, _pooled
 from .._base import EngineBase
 from . import _kernels as K
+from . import _lean
 from ._adapter import run_call
 
 __all__ = [
@@ -35,9 +36,9 @@ __all__ = [
 ]
 
 
-#: The dtypes LAPACK and BLAS take, each with its real dtype and that dtype's
-#: numpy dtype (the Frobenius hot path's membership test and output dtype).
-_REAL = {d: (d.real, d.real.numpy) for d in (DType.F32, DType.F64, DType.C32, DType.C64)}
+_dot_parts = K._dot_parts  # the cache itself: one dict lookup on the hot path
+_sqrt = math.sqrt
+_INF = math.inf
 _reading = _host.reading  # bound by assignment: see elementwise.py
 
 
@@ -128,6 +129,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.svd(self, a, full_matrices, True)
+        if lean is not None:
+            return SVDResult(*lean)
         u, s, vh = run_call(self, "CpuEngine.svd", K.svd, a, full_matrices, True)
         return SVDResult(u, s, vh)
 
@@ -136,6 +140,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean: Tensor | None = _lean.svd(self, a, False, False)
+        if lean is not None:
+            return lean
         (s,) = run_call(self, "CpuEngine.svdvals", K.svd, a, False, False)
         return s
 
@@ -210,6 +217,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.qr(self, a, mode)
+        if lean is not None:
+            return QRResult(*lean)
         q, r = run_call(self, "CpuEngine.qr", K.qr, a, mode)
         return QRResult(q, r)
 
@@ -226,6 +236,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.eigh(self, a, uplo, True)
+        if lean is not None:
+            return EighResult(*lean)
         w, v = run_call(self, "CpuEngine.eigh", K.eigh, a, uplo, True)
         return EighResult(w, v)
 
@@ -234,6 +247,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean: Tensor | None = _lean.eigh(self, a, uplo, False)
+        if lean is not None:
+            return lean
         (w,) = run_call(self, "CpuEngine.eigvalsh", K.eigh, a, uplo, False)
         return w
 
@@ -242,6 +258,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.eig(self, a)
+        if lean is not None:
+            return EigResult(*lean)
         w, v = run_call(self, "CpuEngine.eig", K.eig, a)
         return EigResult(w, v)
 
@@ -250,6 +269,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.cholesky(self, a, upper)
+        if lean is not None:
+            return lean
         (c,) = run_call(self, "CpuEngine.cholesky", K.cholesky, a, upper)
         return c
 
@@ -258,6 +280,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.solve(self, a, b)
+        if lean is not None:
+            return lean
         (x,) = run_call(self, "CpuEngine.solve", K.solve, a, b)
         return x
 
@@ -266,6 +291,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.inv(self, a)
+        if lean is not None:
+            return lean
         (x,) = run_call(self, "CpuEngine.inv", K.inv, a)
         return x
 
@@ -274,6 +302,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.det(self, a)
+        if lean is not None:
+            return lean
         (d,) = run_call(self, "CpuEngine.det", K.det, a)
         return d
 
@@ -282,6 +313,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.slogdet(self, a)
+        if lean is not None:
+            return SlogdetResult(*lean)
         s, la = run_call(self, "CpuEngine.slogdet", K.slogdet, a)
         return SlogdetResult(s, la)
 
@@ -295,6 +329,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.lstsq(self, a, b, rcond)
+        if lean is not None:
+            return LstsqResult(*lean)
         x, res, rank, sv = run_call(self, "CpuEngine.lstsq", K.lstsq, a, b, rcond)
         return LstsqResult(x, res, rank, sv)
 
@@ -305,6 +342,9 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.pinv(self, a, rtol)
+        if lean is not None:
+            return lean
         (p,) = run_call(self, "CpuEngine.pinv", K.pinv, a, rtol)
         return p
 
@@ -313,10 +353,16 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
-        if ord.__class__ is str and ord == "fro" and a.__class__ is Tensor:
-            r = self._fro_fast(a)
-            if r is not None:
-                return r
+        kind = ord.__class__
+        if kind is str and ord == "fro":
+            if a.__class__ is Tensor:
+                r = self._fro_fast(a)
+                if r is not None:
+                    return r
+        elif (kind is int and ord in (2, -2)) or (kind is str and ord == "nuc"):
+            lean = _lean.spectral_norm(self, a, ord)
+            if lean is not None:
+                return lean
         (n,) = run_call(self, "CpuEngine.matrix_norm", K.matrix_norm, a, ord)
         return n
 
@@ -328,20 +374,27 @@ class LinalgOps(EngineBase):
         ``HostBuffer.flat`` (every element; the norm does not depend on their
         order), and the value written into a one-element pooled buffer. It skips
         the general path's operand, output and batch bookkeeping, which cost three
-        times numpy's whole call on a 64 x 64 matrix.
+        times numpy's whole call on a 64 x 64 matrix, and inlines `K.two_norm`'s
+        common case (one BLAS dot) with the dtype's parts looked up once.
         """
         st = a._st
         dt = a._dtype
-        reals = _REAL.get(dt)
-        if st.__class__ is not HostBuffer or len(a._shape) != 2 or reals is None:
+        parts = _dot_parts.get(dt) or K.dot_parts(dt)
+        if st.__class__ is not HostBuffer or len(a._shape) != 2 or parts is None:
             return None
+        dot, complex_, safe_low, real, real_np = parts
         _reading.append(st)
         try:
             fa = st.flat
-            if st.exclusive is not None or not len(fa):
+            size = len(fa)
+            if st.exclusive is not None or not size:
                 return None  # the general path refuses or handles it
-            value = K.two_norm(fa, dt)
-            real, real_np = reals
+            ss = dot(fa, fa)
+            if complex_:
+                ss = ss.real
+            # `K.two_norm`'s test: sqrt(dot) is exact unless the sum of squares
+            # overflowed, is NaN, or is small enough for squares to have underflowed.
+            value = _sqrt(ss) if safe_low * size < ss < _INF else K.two_norm(fa, dt)
             owner = self._pool.acquire(real_np, 1)
             flat = owner if len(owner) == 1 else owner[:1]
             # INVARIANT: the one element of the rank-0 result is written here.
@@ -378,5 +431,8 @@ class LinalgOps(EngineBase):
 
         Ownership: **borrows** the operands (never modified); results are new pooled tensors.
         """
+        lean = _lean.expm(self, a)
+        if lean is not None:
+            return lean
         (e,) = run_call(self, "CpuEngine.expm", K.expm, a)
         return e

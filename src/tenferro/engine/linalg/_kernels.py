@@ -16,8 +16,9 @@ caller's tensor is only read.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,18 +40,32 @@ from ._lapack import (
 from ._selective import gram_svd
 
 __all__ = [
+    "DotParts",
+    "GesddPlan",
     "cholesky",
     "det",
+    "det_from_lu",
+    "dot_parts",
     "eig",
     "eigh",
     "expm",
+    "expm_into",
+    "gelsd_sizes",
+    "gesdd_error",
+    "gesdd_plan",
+    "gesdd_run",
     "inv",
     "lq",
     "lstsq",
+    "lu_parity",
     "matrix_norm",
     "pinv",
+    "pinv_from_svd",
     "qr",
+    "real_geev_to_complex",
+    "residual_sums",
     "slogdet",
+    "slogdet_from_lu",
     "solve",
     "svd",
     "svd_truncated",
@@ -256,6 +271,104 @@ def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
     return sizes
 
 
+class GesddPlan(NamedTuple):
+    """Everything about one ``?gesdd`` shape that does not change between calls.
+
+    ``scratch`` elements of the dtype hold, in one pooled buffer, the overwritten
+    copy of the matrix (first ``m * n``), the workspace, ``rwork`` (complex) and
+    ``iwork``, at the byte offsets given: one pool request and one address per
+    call instead of four of each (an address costs a microsecond at n = 64).
+    """
+
+    fn: Any
+    jobz: Any
+    m: Any
+    n: Any
+    lda: Any
+    ldu: Any
+    ldvt: Any
+    lwork: Any
+    scratch: int
+    work_at: int
+    rwork_at: int | None
+    iwork_at: int
+
+
+_gesdd_plans: dict[tuple[DType, bytes, int, int], GesddPlan] = {}
+
+
+def gesdd_plan(dt: DType, jobz: bytes, m: int, n: int) -> GesddPlan:
+    """The cached `GesddPlan` of ``?gesdd`` for ``dt``, ``jobz`` and an ``m x n`` matrix."""
+    key = (dt, jobz, m, n)
+    plan = _gesdd_plans.get(key)
+    if plan is None:
+        k = min(m, n)
+        lwork, lrwork = _gesdd_workspace(dt, jobz, m, n)
+        size = dt.numpy.itemsize
+        # INVARIANT: every part starts at a multiple of the element size, which is a
+        # multiple of the real and of the int32 sizes: each part is aligned.
+        work_at = m * n * size
+        end = work_at + lwork * size
+        rwork_at = None
+        if dt.is_complex:
+            rwork_at = end
+            end += lrwork * dt.real.numpy.itemsize
+        iwork_at = end
+        end += 8 * k * _I32.itemsize
+        ldvt = (n if jobz == b"A" else k) if jobz != b"N" else 1
+        plan = GesddPlan(
+            raw("gesdd", dt),
+            ref_char(jobz),
+            ref_int(m),
+            ref_int(n),
+            ref_int(max(m, 1)),
+            ref_int(max(m, 1) if jobz != b"N" else 1),
+            ref_int(max(ldvt, 1)),
+            ref_int(lwork),
+            -(-end // size),
+            work_at,
+            rwork_at,
+            iwork_at,
+        )
+        remember(_gesdd_plans, key, plan)
+    return plan
+
+
+def gesdd_run(plan: GesddPlan, base: int, s: int, u: int, vt: int) -> int:
+    """Run ``?gesdd`` on the matrix at the start of the scratch at ``base``; returns info.
+
+    ``s``, ``u``, ``vt``: the addresses of the F-ordered outputs (any valid address
+    for U and Vh when ``jobz`` is N: LAPACK does not touch them).
+    """
+    info = info_int()
+    p = plan
+    if p.rwork_at is None:
+        p.fn(
+            p.jobz, p.m, p.n, base, p.lda, s, u, p.ldu, vt, p.ldvt,
+            base + p.work_at, p.lwork, base + p.iwork_at, byref(info),
+        )  # fmt: skip
+    else:
+        p.fn(
+            p.jobz, p.m, p.n, base, p.lda, s, u, p.ldu, vt, p.ldvt,
+            base + p.work_at, p.lwork, base + p.rwork_at, base + p.iwork_at, byref(info),
+        )  # fmt: skip
+    return info.value
+
+
+def gesdd_error(op: str, info: int, idx: tuple[int, ...]) -> None:
+    """Raise the typed error of a failed ``?gesdd`` (nothing when ``info == 0``)."""
+    if info == -4:
+        # gesdd's own NaN check reports the matrix argument as invalid.
+        raise LinAlgError(
+            op,
+            f"the matrix{f' at batch index {idx}' if idx else ''} has NaN entries",
+            kind="NOT_FINITE",
+            batch_index=idx,
+            info=-4,
+        )
+    _check_info(op, info, "NOT_CONVERGED", "the SVD did not converge", idx)
+
+
 def _gesdd(
     call: LinalgCall,
     arr: Array,
@@ -273,53 +386,22 @@ def _gesdd(
     ``u`` is ``[M, Ku, B...]``, ``s`` is ``[K, B...]`` and ``vh`` is ``[Kv, N, B...]``,
     all F-ordered (pooled outputs or scratch). Every buffer LAPACK touches is pooled.
     """
-    k = min(m, n)
-    lwork, lrwork = _gesdd_workspace(dt, jobz, m, n)
-    # The workspace (the largest buffer) is taken first: the pool is best fit, and a
-    # smaller request taken first could claim the buffer the workspace fits in.
-    work = call.reused("gesdd.work", lwork, dt.numpy)
-    a_s = call.reused("gesdd.a", m * n, dt.numpy).reshape((m, n), order="F")
-    iwork = call.reused("gesdd.iwork", 8 * k, _I32)
-    rwork = call.reused("gesdd.rwork", lrwork, dt.real.numpy) if dt.is_complex else None
-    fn = raw("gesdd", dt)
-    ldvt = (n if jobz == b"A" else k) if jobz != b"N" else 1
-    ldu = max(m, 1) if jobz != b"N" else 1
-    info = info_int()
+    plan = gesdd_plan(dt, jobz, m, n)
+    scratch = call.reused("gesdd.scratch", plan.scratch, dt.numpy)
+    a_s = scratch[: m * n].reshape((m, n), order="F")
+    base = ptr(scratch)
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
-        s_b = _vec(s, idx)
-        u_ptr = ptr(_mat(u, idx)) if u is not None else ptr(a_s)
-        vt_ptr = ptr(_mat(vh, idx)) if vh is not None else ptr(a_s)
-        args: list[Any] = [
-            ref_char(jobz),
-            ref_int(m),
-            ref_int(n),
-            ptr(a_s),
-            ref_int(max(m, 1)),
-            ptr(s_b),
-            u_ptr,
-            ref_int(ldu),
-            vt_ptr,
-            ref_int(max(ldvt, 1)),
-            ptr(work),
-            ref_int(lwork),
-        ]
-        if rwork is not None:
-            args.append(ptr(rwork))
-        args += [ptr(iwork), byref(info)]
         # INVARIANT: u, s, vh matrices are contiguous column-major (pooled [M, N, B...]
         # arrays indexed on trailing axes), as LAPACK reads them through raw pointers.
-        fn(*args)
-        if info.value == -4:
-            # gesdd's own NaN check reports the matrix argument as invalid.
-            raise LinAlgError(
-                call.op,
-                f"the matrix{f' at batch index {idx}' if idx else ''} has NaN entries",
-                kind="NOT_FINITE",
-                batch_index=idx,
-                info=-4,
-            )
-        _check_info(call.op, info.value, "NOT_CONVERGED", "the SVD did not converge", idx)
+        info = gesdd_run(
+            plan,
+            base,
+            ptr(_vec(s, idx)),
+            ptr(_mat(u, idx)) if u is not None else base,
+            ptr(_mat(vh, idx)) if vh is not None else base,
+        )
+        gesdd_error(call.op, info, idx)
 
 
 def svd(call: LinalgCall, x: Any, full_matrices: bool, compute_uv: bool) -> None:
@@ -372,8 +454,9 @@ def svd_truncated(
     # The values computed: all K (gesdd) or the leading r0 (gram).
     r0 = min(k, max_rank) if gram and max_rank is not None else k
     if k and not gram:
-        # Largest first (see `_gesdd`): the workspace before the factor buffers.
-        call.reused("gesdd.work", _gesdd_workspace(dt, b"S", m, n)[0], dt.numpy)
+        # Largest first: the pool is best fit, and a smaller request taken first could
+        # claim the buffer the workspace fits in.
+        call.reused("gesdd.scratch", gesdd_plan(dt, b"S", m, n).scratch, dt.numpy)
     u_s = call.scratch(m * r0 * nb, dt.numpy).reshape((m, r0, *batch), order="F")
     s_s = call.scratch(r0 * nb, rdt.numpy).reshape((r0, *batch), order="F")
     v_s = call.scratch(r0 * n * nb, dt.numpy).reshape((r0, n, *batch), order="F")
@@ -606,20 +689,38 @@ def eig(call: LinalgCall, x: Any) -> None:
             continue
         wr, wi, _vl, vr, info = fn(a_s, compute_vl=0, compute_vr=1, lwork=lw, overwrite_a=1)
         _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
-        w_b.real = wr
-        w_b.imag = wi
-        # Real geev stores a complex pair's vectors as (re, im) in two columns.
-        j = 0
-        while j < n:
-            if wi[j] > 0 and j + 1 < n:
-                v_b[:, j].real = vr[:, j]
-                v_b[:, j].imag = vr[:, j + 1]
-                np.conjugate(v_b[:, j], out=v_b[:, j + 1])
-                j += 2
-            else:
-                v_b[:, j].real = vr[:, j]
-                v_b[:, j].imag = 0
-                j += 1
+        real_geev_to_complex(wr, wi, vr, w_b, v_b)
+
+
+def real_geev_to_complex(wr: Array, wi: Array, vr: Array, w: Array, v: Array) -> None:
+    """Write real ``?geev``'s eigenvalues and vectors into the complex ``w`` and ``v``.
+
+    Real geev stores a complex pair's vectors as (re, im) in two columns, the one
+    with positive imaginary part first: column j of the pair is ``vr[:, j] +
+    i vr[:, j+1]``, column j+1 its conjugate. Every element of ``w`` and ``v``
+    (F-ordered) is written, by masked whole-matrix passes over the real and
+    imaginary parts (a Python loop over the columns cost 2 us per column, fancy
+    indexing of the pairs' columns 50 us at n = 64).
+    """
+    w.real = wr
+    w.imag = wi
+    n = len(wr)
+    # Row j of these C-ordered views is column j of the F-ordered matrices.
+    src = vr.T
+    parts = v.T.view(v.real.dtype).reshape((n, n, 2))
+    re = parts[:, :, 0]
+    im = parts[:, :, 1]
+    re[...] = src
+    im[...] = 0
+    first = wi > 0
+    first[-1] = False  # a pair needs two columns (LAPACK never ends on a first)
+    second = np.zeros_like(first)
+    second[1:] = first[:-1]
+    if not first.any():
+        return
+    np.copyto(re[1:], src[:-1], where=second[1:, None])
+    np.copyto(im[:-1], src[1:], where=first[:-1, None])
+    np.negative(src, out=im, where=second[:, None])
 
 
 # ---------------------------------------------------------------------- Cholesky, LU
@@ -736,8 +837,49 @@ def _lu_diag(
         # info > 0: U is exactly singular; its zero diagonal gives det 0, no error.
         # Direct ufunc reductions, not the array methods: their Python wrappers cost
         # more than the 64-element reduction itself.
-        swaps = int(np.count_nonzero(piv != _arange(n, piv.dtype)))
-        yield idx, a_s.diagonal(), swaps % 2
+        yield idx, a_s.diagonal(), lu_parity(piv)
+
+
+def lu_parity(piv: Array) -> int:
+    """1 when the row exchanges of ``?getrf``'s 0-based pivots ``piv`` are odd, else 0."""
+    return int(_count_nonzero(piv != _arange(len(piv), piv.dtype))) % 2
+
+
+def det_from_lu(diag: Array, parity: int) -> Any:
+    """The determinant from U's diagonal and the permutation parity (0 when singular)."""
+    value = _mul_reduce(diag)
+    return -value if parity else value
+
+
+def slogdet_from_lu(diag: Array, parity: int, complex_: bool) -> tuple[Any, Any]:
+    """``(sign, log|det|)`` from U's diagonal and the permutation parity.
+
+    ``diag`` is read only. Singular (a zero on the diagonal): ``(0, -inf)`` without
+    a division-by-zero warning; NaN entries give NaN, as numpy.
+
+    For real input the product of the diagonal, taken in Python floats (which
+    overflow to inf without numpy's floating-point warning), gives both values
+    at once when it is a finite normal number, the common case: its rounding
+    error, about ``n eps`` relative, is at most what summing ``n`` logarithms
+    costs, in one pass instead of five ufunc calls. Otherwise (overflow,
+    underflow, a zero, NaN; and complex input) the logarithms are summed.
+    """
+    if not complex_:
+        product = math.prod(diag.tolist())
+        size = abs(product)
+        if _TINY <= size < math.inf:
+            return (-1.0 if (product < 0) != bool(parity) else 1.0), math.log(size)
+    absd = np.abs(diag)
+    if complex_:
+        # A zero entry (a singular matrix) is checked before dividing by it.
+        phase = _mul_reduce(diag / absd) if absd.all() else 0
+    else:
+        # The product of the entries' signs: exact (+-1), and 0 exactly when a
+        # diagonal entry is 0 (a singular matrix); NaN for NaN input, as numpy.
+        phase = _mul_reduce(np.sign(diag))
+    if phase == 0:
+        return 0, -np.inf
+    return (-phase if parity else phase), _add_reduce(np.log(absd, out=absd))
 
 
 def det(call: LinalgCall, x: Any) -> None:
@@ -748,12 +890,14 @@ def det(call: LinalgCall, x: Any) -> None:
         d[...] = 1
         return
     for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
-        value = _mul_reduce(diag)
-        d[idx] = -value if parity else value
+        d[idx] = det_from_lu(diag, parity)
 
 
 _mul_reduce = np.multiply.reduce
 _add_reduce = np.add.reduce
+#: The smallest normal Python float.
+_TINY = sys.float_info.min
+_count_nonzero = np.count_nonzero
 
 
 def slogdet(call: LinalgCall, x: Any) -> None:
@@ -765,21 +909,45 @@ def slogdet(call: LinalgCall, x: Any) -> None:
         sign[...] = 1
         logabs[...] = 0
         return
+    complex_ = dt.is_complex
     for idx, diag, parity in _lu_diag(call, arr, dt, n, batch):
-        absd = np.abs(diag)
-        if dt.is_complex:
-            # A zero entry (a singular matrix) is checked before dividing by it.
-            phase = _mul_reduce(diag / absd) if absd.all() else 0
-        else:
-            # The product of the entries' signs: exact (+-1), and 0 exactly when a
-            # diagonal entry is 0 (a singular matrix); NaN for NaN input, as numpy.
-            phase = _mul_reduce(np.sign(diag))
-        if phase == 0:
-            sign[idx] = 0
-            logabs[idx] = -np.inf
-            continue
-        sign[idx] = -phase if parity else phase
-        logabs[idx] = _add_reduce(np.log(absd, out=absd))
+        sign[idx], logabs[idx] = slogdet_from_lu(diag, parity, complex_)
+
+
+def residual_sums(tail: Array, full_rank: bool) -> Array:
+    """Sums of squares of the columns of ``tail`` (rows N..M of gelsd's overwritten b).
+
+    They are the residuals only when the matrix has full column rank (LAPACK's
+    contract): NaN otherwise. A new real array of one value per column.
+    """
+    if tail.dtype.kind == "c":
+        sq: Array = _add_reduce(tail.real**2 + tail.imag**2, axis=0)
+    else:
+        sq = _add_reduce(tail * tail, axis=0)
+    if not full_rank:
+        sq[...] = np.nan
+    return sq
+
+
+_gelsd_cache: dict[tuple[DType, int, int, int], tuple[int, ...]] = {}
+
+
+def gelsd_sizes(dt: DType, m: int, n: int, nrhs: int) -> tuple[int, ...]:
+    """``?gelsd``'s workspace sizes (lwork, [lrwork,] liwork), LAPACK's query cached per shape.
+
+    The query is a LAPACK call of its own (a few us at n = 64); the sizes do not
+    depend on ``rcond``.
+    """
+    key = (dt, m, n, nrhs)
+    sizes = _gelsd_cache.get(key)
+    if sizes is None:
+        out = f2py("gelsd_lwork", dt)(m, n, nrhs, -1.0)
+        if dt.is_complex:  # work, rwork, iwork, info
+            sizes = (lwork_from(out[0]), int(out[1]), int(out[2]))
+        else:  # work, iwork, info
+            sizes = (lwork_from(out[0]), int(out[1]))
+        remember(_gelsd_cache, key, sizes)
+    return sizes
 
 
 def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
@@ -809,13 +977,7 @@ def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
     cond = _eps(dt) * max(m, n) if rcond is None else float(rcond)
     mx = max(m, n)
     gelsd = f2py("gelsd", dt)
-    lwork_fn = f2py("gelsd_lwork", dt)
-    if dt.is_complex:
-        work, rwork, iwork, info = lwork_fn(m, n, nrhs, cond)
-        sizes: tuple[int, ...] = (lwork_from(work), int(rwork), int(iwork))
-    else:
-        work, iwork, info = lwork_fn(m, n, nrhs, cond)
-        sizes = (lwork_from(work), int(iwork))
+    sizes = gelsd_sizes(dt, m, n, nrhs)
     a_s = call.matrix_scratch(m, n, dt.numpy)
     b_s = call.matrix_scratch(mx, nrhs, dt.numpy)
     for idx in _items(batch):
@@ -836,10 +998,7 @@ def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
         if m > n:
             # Rows n..m of the overwritten b hold the residual components only when
             # the matrix has full column rank (LAPACK's contract); NaN otherwise.
-            tail = b_s[n:m]
-            sq = np.sum(tail.real**2 + tail.imag**2, axis=0)
-            if rank_ != n:
-                sq[...] = np.nan
+            sq = residual_sums(b_s[n:m], rank_ == n)
             if vector:
                 res[idx] = sq[0]
             else:
@@ -860,16 +1019,24 @@ def pinv(call: LinalgCall, x: Any, rtol: float | None) -> None:
     v_s = call.matrix_scratch(k, n, dt.numpy)
     for idx in _items(batch):
         _gesdd(call, _mat(arr, idx), dt, m, n, (), b"S", u_s, s_s, v_s)
-        big = s_s > cut * s_s[0]
-        np.divide(1.0, s_s, out=s_s, where=big)
-        s_s[~big] = 0
-        np.multiply(u_s, s_s, out=u_s)
-        if dt.is_complex:
-            np.conjugate(u_s, out=u_s)
-            np.conjugate(v_s, out=v_s)
-        # pinv = V diag(1/s) U^H = (conj Vh)^T (conj U diag(1/s))^T, written straight
-        # into the pooled output.
-        np.matmul(v_s.T, u_s.T, out=_mat(out, idx))
+        pinv_from_svd(u_s, s_s, v_s, cut, _mat(out, idx))
+
+
+def pinv_from_svd(u: Array, s: Array, vh: Array, cut: float, out: Array) -> None:
+    """Write ``V diag(1/s) U^H`` into ``out`` ``[N, M]``, values ``<= cut * s[0]`` as zero.
+
+    ``u`` ``[M, K]``, ``s`` ``[K]`` and ``vh`` ``[K, N]`` (a thin SVD) are overwritten.
+    """
+    big = s > cut * s[0]
+    np.divide(1.0, s, out=s, where=big)
+    s[~big] = 0
+    np.multiply(u, s, out=u)
+    if u.dtype.kind == "c":
+        np.conjugate(u, out=u)
+        np.conjugate(vh, out=vh)
+    # pinv = V diag(1/s) U^H = (conj Vh)^T (conj U diag(1/s))^T, written straight
+    # into the output.
+    np.matmul(vh.T, u.T, out=out)
 
 
 # ---------------------------------------------------------------------- norms, expm
@@ -919,6 +1086,36 @@ _NRM2 = {DType.F32: "snrm2", DType.F64: "dnrm2", DType.C32: "scnrm2", DType.C64:
 _SAFE_LOW = {dt: float(np.finfo(dt.real.numpy).tiny / np.finfo(dt.real.numpy).eps) for dt in _DOT}
 
 
+class DotParts(NamedTuple):
+    """What `two_norm`'s common case needs for one dtype, looked up once (see `dot_parts`)."""
+
+    dot: Any
+    complex_: bool
+    safe_low: float
+    real: DType
+    real_np: np.dtype[Any]
+
+
+_dot_parts: dict[DType, DotParts] = {}
+
+
+def dot_parts(dt: DType) -> DotParts | None:
+    """The `DotParts` of ``dt`` (None for a dtype outside LAPACK's), cached.
+
+    The Frobenius hot path inlines `two_norm`'s common case with them: its own
+    lookups (the BLAS routine, the dtype's properties) cost as much as the dot
+    of a 64 x 64 matrix.
+    """
+    parts = _dot_parts.get(dt)
+    if parts is None:
+        if dt not in _DOT:
+            return None
+        parts = _dot_parts[dt] = DotParts(
+            blas(_DOT[dt]), dt.is_complex, _SAFE_LOW[dt], dt.real, dt.real.numpy
+        )
+    return parts
+
+
 def two_norm(flat: Array, dt: DType) -> float:
     """The 2-norm of a contiguous 1-D array of ``dt``, safe against overflow and underflow.
 
@@ -966,9 +1163,19 @@ def expm(call: LinalgCall, x: Any) -> None:
     out = call.output((n, n, *batch), dt)
     if n == 0:
         return
+    for idx in _items(batch):
+        expm_into(_mat(out, idx), _mat(arr, idx))
+
+
+def expm_into(out: Array, a: Array) -> None:
+    """Write ``expm(a)`` into the F-ordered square ``out`` (``scipy.linalg.expm``).
+
+    scipy allocates its own result (and the Pade temporaries); it is written into
+    ``out``: one pass over N*N elements. scipy works on ``a.T`` (C-ordered when
+    ``a`` is F-ordered, its natural layout), since ``exp(A)^T = exp(A^T)``: its
+    C-ordered result is then ``exp(A)`` in F order, and that pass is a plain copy
+    instead of a transposing one (2-3 % of the call at n = 64).
+    """
     from scipy.linalg import expm as _expm  # first use only (see `_lapack.f2py`)
 
-    for idx in _items(batch):
-        # scipy allocates its own result (and the Pade temporaries); it is written
-        # into the pooled output: one pass over N*N elements of the result.
-        np.copyto(_mat(out, idx), _expm(_mat(arr, idx)))
+    out.T[...] = _expm(a.T)
