@@ -243,8 +243,9 @@ def cholesky(eng: EngineBase, a: Any, upper: bool) -> Tensor | None:
     return result
 
 
-def solve(eng: EngineBase, a: Any, b: Any) -> Tensor | None:
-    """The lean `LinalgOps.solve` for a plain host ``b`` ``[N]`` or ``[N, K]``, or None."""
+def _run_rhs(eng: EngineBase, a: Any, b: Any, square: bool, body: Body, *args: Any) -> Any:
+    """`run` for ``body(eng, flat, dt, m, n, sb, bshape, *args)`` with a plain host
+    right-hand side ``b`` ``[M]`` or ``[M, K]`` of ``a``'s dtype pinned too, or None."""
     if a.__class__ is not Tensor or b.__class__ is not Tensor:
         return None
     sb = b._st
@@ -260,14 +261,19 @@ def solve(eng: EngineBase, a: Any, b: Any) -> Tensor | None:
     # b's pin is taken before `run` pins a and checks it; b is checked after both.
     _reading.append(sb)
     try:
-        result: Tensor | None = run(eng, a, True, _solve, sb, bshape)
-        return result
+        return run(eng, a, square, body, sb, bshape, *args)
     except BaseException:
-        # The traceback keeps `_solve`'s frame with b's internal array (see `run`).
+        # The traceback keeps the body's frame with b's internal array (see `run`).
         sb.recycler = None
         raise
     finally:
         _reading.remove(sb)
+
+
+def solve(eng: EngineBase, a: Any, b: Any) -> Tensor | None:
+    """The lean `LinalgOps.solve` for a plain host ``b`` ``[N]`` or ``[N, K]``, or None."""
+    result: Tensor | None = _run_rhs(eng, a, b, True, _solve)
+    return result
 
 
 def _solve(
@@ -510,29 +516,9 @@ def spectral_norm(eng: EngineBase, a: Any, ord: Any) -> Tensor | None:
 # ---------------------------------------------------------------------- least squares
 def lstsq(eng: EngineBase, a: Any, b: Any, rcond: float | None) -> Any:
     """The lean `LinalgOps.lstsq` for a plain host ``b`` ``[M]`` or ``[M, K]``, or None."""
-    if a.__class__ is not Tensor or b.__class__ is not Tensor:
+    if not (rcond is None or rcond.__class__ is float or rcond.__class__ is int):
         return None
-    sb = b._st
-    bshape = b._shape
-    if (
-        sb.__class__ is not HostBuffer
-        or b._dtype is not a._dtype
-        or not 1 <= len(bshape) <= 2
-        or not bshape[-1]
-        or a._shape[:1] != bshape[:1]
-        or not (rcond is None or rcond.__class__ is float or rcond.__class__ is int)
-    ):
-        return None
-    # b's pin is taken before `run` pins a and checks it; b is checked after both.
-    _reading.append(sb)
-    try:
-        return run(eng, a, False, _lstsq, sb, bshape, rcond)
-    except BaseException:
-        # The traceback keeps `_lstsq`'s frame with b's internal array (see `run`).
-        sb.recycler = None
-        raise
-    finally:
-        _reading.remove(sb)
+    return _run_rhs(eng, a, b, False, _lstsq, rcond)
 
 
 def _lstsq(
