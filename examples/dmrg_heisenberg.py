@@ -264,8 +264,13 @@ def run_dmrg(
     eng: tfr.CpuEngine | None = None,
     progress: Any = None,
     seed: int = 0,
+    warmup: int = WARMUP_SWEEPS,
 ) -> dict[str, Any]:
-    """Ground-state energy after ``sweeps`` sweeps, with timings and pool statistics."""
+    """Ground-state energy after ``sweeps`` sweeps, with timings and pool statistics.
+
+    Pool allocations per bond step are counted over the sweeps after the first
+    ``warmup`` ones (None when there are none).
+    """
     eng = eng or tfr.CpuEngine()
     start = time.perf_counter()
     state = Dmrg(eng, length, bond_dim, seed)
@@ -281,13 +286,13 @@ def run_dmrg(
             sweep_seconds.append(time.perf_counter() - t0)
             energies.append(energy)
             discarded.append(disc)
-            if k == min(WARMUP_SWEEPS, sweeps):
+            if k == min(warmup, sweeps):
                 warm = eng.buffer_pool_cache_stats()
             if progress is not None:
                 progress(k)
     seconds = time.perf_counter() - start
     stats = eng.buffer_pool_cache_stats()
-    measured = sweeps - WARMUP_SWEEPS
+    measured = sweeps - warmup
     bonds = 2 * (length - 1)
     allocations = (
         (stats.misses - warm.misses) / (measured * bonds) if warm and measured > 0 else None
@@ -301,6 +306,7 @@ def run_dmrg(
         "max_discarded_weight_per_sweep": discarded,
         "seconds": seconds,
         "sweep_seconds": sweep_seconds,
+        "warmup_sweeps": warmup,
         "allocations_per_bond_step_after_warmup": allocations,
         "pool_hit_rate": stats.hit_rate,
         "pool": stats._asdict(),
