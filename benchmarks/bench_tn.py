@@ -30,6 +30,12 @@ last) and the median wall time is reported, with the ratio to numpy (target
 * traced peak: the largest total of live Python-traced allocations
   (``tracemalloc``, a separate run). It counts every numpy array and pooled
   buffer, but not the workspace numpy.linalg mallocs in C, so it favours numpy.
+  The pool's buffers are numpy arrays, so it counts the ones the pool retains
+  while free as well as those in use: memory the process holds either way
+  (the pool keeps at most its footprint budget, the live peak plus
+  max(1/16, 1 MiB), see docs/engine.md), where numpy's freed arrays go back to
+  malloc and leave the count. ``pool_retained_bytes_at_end`` is what the pool
+  still holds once the run's tensors are gone.
 
 Both programs must agree on the result. Children run with one BLAS thread
 (``OPENBLAS_NUM_THREADS=1``), the same for all.
@@ -101,7 +107,9 @@ def _child(case: str, who: str, params: dict[str, int], trace: bool) -> dict[str
     elif case == "trg":
         value = trg.run_trg(TC, params["chi"], params["steps"])
     elif who == "tenferro":
-        out = dmrg.run_dmrg(params["length"], params["bond_dim"], params["sweeps"], eng)
+        # One warm-up sweep: the initial MPS already has its final bond dimensions, so
+        # the second sweep shows the steady state (allocations per bond step).
+        out = dmrg.run_dmrg(params["length"], params["bond_dim"], params["sweeps"], eng, warmup=1)
         value = out["energy"]
         extra = {k: out[k] for k in ("allocations_per_bond_step_after_warmup", "pool_hit_rate")}
     else:

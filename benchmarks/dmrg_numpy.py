@@ -54,7 +54,9 @@ class Dmrg:
         self.w = heisenberg_mpo()
         rng = np.random.default_rng(seed)
         dims = [1] + [min(2**i, 2 ** (length - i), bond_dim) for i in range(1, length)] + [1]
-        self.mps = [rng.standard_normal((dims[i], 2, dims[i + 1])) for i in range(length)]
+        self.mps: list[Any] = [
+            rng.standard_normal((dims[i], 2, dims[i + 1])) for i in range(length)
+        ]
         for i in range(length - 1, 0, -1):
             a = self.mps[i]
             dl, d, dr = a.shape
@@ -87,14 +89,17 @@ class Dmrg:
     def lanczos(
         self, lenv: Array, renv: Array, theta: Array, max_iter: int = 40, tol: float = 1e-13
     ) -> tuple[float, Array]:
-        v = theta / np.linalg.norm(theta)
+        # As the tenferro example: theta is normalised in place as the first vector.
+        v = theta
+        v /= np.linalg.norm(v)
+        del theta
         basis = [v]
         alphas: list[float] = []
         betas: list[float] = []
         energy = math.inf
         coeffs: Any = np.ones(1)
         # The Krylov space cannot be larger than theta's space (tiny at the chain ends).
-        steps = min(max_iter, theta.size)
+        steps = min(max_iter, v.size)
         for j in range(steps):
             w = self._apply(lenv, renv, basis[j])
             alphas.append(float(np.vdot(basis[j], w)))
@@ -114,18 +119,23 @@ class Dmrg:
             w /= beta
             basis.append(w)
         del w
-        ground = basis[0] * float(coeffs[0])
-        basis[0] = ground
+        # The Ritz vector in the basis' own buffers, as the tenferro example builds it.
+        ground = basis[0]
+        ground *= float(coeffs[0])
         for j in range(1, len(coeffs)):
-            ground += basis[j] * float(coeffs[j])
+            vec = basis[j]
+            vec *= float(coeffs[j])
+            ground += vec
+            del vec
             basis[j] = ground
         del basis
         ground /= np.linalg.norm(ground)
         return energy, ground
 
     def _bond(self, i: int, to_right: bool) -> float:
-        a, b = self.mps[i], self.mps[i + 1]
-        theta = _einsum("asb,btc->astc", a, b)
+        theta = _einsum("asb,btc->astc", self.mps[i], self.mps[i + 1])
+        # As the tenferro example: the site tensors are dropped once theta is built.
+        self.mps[i] = self.mps[i + 1] = None
         lenv, renv = self.left[i], self.right[i + 2]
         assert lenv is not None and renv is not None
         energy, theta = self.lanczos(lenv, renv, theta)
@@ -134,19 +144,24 @@ class Dmrg:
         kept = int(np.count_nonzero(s >= self.cutoff * s[0])) if self.cutoff > 0 else s.size
         k = max(1, min(kept, self.bond_dim))
         u, s, vh = u[:, :k], s[:k], vh[:k]
+        del theta
+        # As the tenferro example: the stale environment is dropped before the update.
         if to_right:
+            del renv
+            if i + 2 < self.length:
+                self.right[i + 2] = None
             self.mps[i] = u.reshape(dl, d1, k)
             self.mps[i + 1] = (s[:, None] * vh).reshape(k, d2, dr)
+            del u, s, vh
             self.left[i + 1] = self._grow_left(lenv, self.mps[i])
-            if i + 2 < self.length:
-                # Stale until the return sweep recomputes it: drop it now.
-                self.right[i + 2] = None
         else:
-            self.mps[i] = (u * s).reshape(dl, d1, k)
-            self.mps[i + 1] = vh.reshape(k, d2, dr)
-            self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
+            del lenv
             if i > 0:
                 self.left[i] = None
+            self.mps[i] = (u * s).reshape(dl, d1, k)
+            self.mps[i + 1] = vh.reshape(k, d2, dr)
+            del u, s, vh
+            self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
         return energy
 
     def sweep(self) -> float:

@@ -138,14 +138,17 @@ class Dmrg:
     ) -> tuple[float, tfr.Tensor]:
         """Lowest eigenpair of H_eff by Lanczos (local reorthogonalisation)."""
         eng = self.eng
-        v = eng.div(theta, _scalar(eng.vector_norm(theta)))
+        # theta is the caller's to give away (``_bond`` drops its own reference): it is
+        # normalised in place and becomes the first Krylov vector, not a copy of it.
+        v = eng.div(theta, _scalar(eng.vector_norm(theta)), out=theta)
+        del theta
         basis = [v]
         alphas: list[float] = []
         betas: list[float] = []
         energy = math.inf
         coeffs: Any = np.ones(1)
         # The Krylov space cannot be larger than theta's space (tiny at the chain ends).
-        steps = min(max_iter, theta.size)
+        steps = min(max_iter, v.size)
         for j in range(steps):
             w = self._apply(lenv, renv, basis[j])
             alpha = self._dot(basis[j], w)
@@ -170,12 +173,12 @@ class Dmrg:
             betas.append(beta)
             basis.append(eng.div(w, beta, out=w))
         del w
-        # The Ritz vector, accumulated in place; each Krylov vector is dropped once
-        # added, so its buffer is free again for the next one's temporary.
-        ground = eng.mul(basis[0], float(coeffs[0]))
-        basis[0] = ground
+        # The Ritz vector, accumulated in place in the first Krylov vector's buffer;
+        # each later vector is scaled in place and dropped once added, so the Ritz
+        # step needs no buffer beyond the basis itself.
+        ground = eng.mul(basis[0], float(coeffs[0]), out=basis[0])
         for j in range(1, len(coeffs)):
-            eng.add(ground, eng.mul(basis[j], float(coeffs[j])), out=ground)
+            eng.add(ground, eng.mul(basis[j], float(coeffs[j]), out=basis[j]), out=ground)
             basis[j] = ground
         del basis
         return energy, eng.div(ground, _scalar(eng.vector_norm(ground)), out=ground)
@@ -184,10 +187,13 @@ class Dmrg:
     def _bond(self, i: int, to_right: bool) -> tuple[float, float]:
         """Optimise sites (i, i+1); returns (energy, discarded weight)."""
         eng = self.eng
-        a, b = self.mps[i], self.mps[i + 1]
-        theta = eng.einsum("asb,btc->astc", a, b)
+        theta = eng.einsum("asb,btc->astc", self.mps[i], self.mps[i + 1])
+        # The two site tensors live on in theta only: drop them now (they are replaced
+        # after the SVD), so their buffers are free during the eigensolver.
+        self.mps[i] = self.mps[i + 1] = None
         lenv, renv = self.left[i], self.right[i + 2]
         assert lenv is not None and renv is not None
+        # lanczos takes theta over (it becomes the first Krylov vector).
         energy, theta = self.lanczos(lenv, renv, theta)
         dl, d1, d2, dr = theta.shape
         u, s, vh, disc = eng.svd_truncated(
@@ -195,20 +201,28 @@ class Dmrg:
             max_rank=self.bond_dim,
             cutoff=self.cutoff,
         )
+        del theta  # the SVD's operand: its buffer is free for what follows
         k = s.shape[0]
+        # The environment that the new one replaces is stale once the eigensolver ran:
+        # it is dropped *before* the update, so that its buffer (of exactly the new
+        # environment's size in the bulk) is the one the update's output gets back
+        # from the pool, and the update does not hold both.
         if to_right:
+            del renv
+            if i + 2 < self.length:
+                self.right[i + 2] = None
             self.mps[i] = _reshape(u, (dl, d1, k))
             self.mps[i + 1] = _reshape(eng.einsum("k,kj->kj", s, vh), (k, d2, dr))
+            del u, s, vh
             self.left[i + 1] = self._grow_left(lenv, self.mps[i])
-            if i + 2 < self.length:
-                # Stale until the return sweep recomputes it: drop it now.
-                self.right[i + 2] = None
         else:
-            self.mps[i] = _reshape(eng.einsum("ik,k->ik", u, s), (dl, d1, k))
-            self.mps[i + 1] = _reshape(vh, (k, d2, dr))
-            self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
+            del lenv
             if i > 0:
                 self.left[i] = None
+            self.mps[i] = _reshape(eng.einsum("ik,k->ik", u, s), (dl, d1, k))
+            self.mps[i + 1] = _reshape(vh, (k, d2, dr))
+            del u, s, vh
+            self.right[i + 1] = self._grow_right(renv, self.mps[i + 1])
         return energy, _scalar(disc)
 
     def sweep(self) -> tuple[float, float]:
@@ -250,8 +264,13 @@ def run_dmrg(
     eng: tfr.CpuEngine | None = None,
     progress: Any = None,
     seed: int = 0,
+    warmup: int = WARMUP_SWEEPS,
 ) -> dict[str, Any]:
-    """Ground-state energy after ``sweeps`` sweeps, with timings and pool statistics."""
+    """Ground-state energy after ``sweeps`` sweeps, with timings and pool statistics.
+
+    Pool allocations per bond step are counted over the sweeps after the first
+    ``warmup`` ones (None when there are none).
+    """
     eng = eng or tfr.CpuEngine()
     start = time.perf_counter()
     state = Dmrg(eng, length, bond_dim, seed)
@@ -267,13 +286,13 @@ def run_dmrg(
             sweep_seconds.append(time.perf_counter() - t0)
             energies.append(energy)
             discarded.append(disc)
-            if k == min(WARMUP_SWEEPS, sweeps):
+            if k == min(warmup, sweeps):
                 warm = eng.buffer_pool_cache_stats()
             if progress is not None:
                 progress(k)
     seconds = time.perf_counter() - start
     stats = eng.buffer_pool_cache_stats()
-    measured = sweeps - WARMUP_SWEEPS
+    measured = sweeps - warmup
     bonds = 2 * (length - 1)
     allocations = (
         (stats.misses - warm.misses) / (measured * bonds) if warm and measured > 0 else None
@@ -287,6 +306,7 @@ def run_dmrg(
         "max_discarded_weight_per_sweep": discarded,
         "seconds": seconds,
         "sweep_seconds": sweep_seconds,
+        "warmup_sweeps": warmup,
         "allocations_per_bond_step_after_warmup": allocations,
         "pool_hit_rate": stats.hit_rate,
         "pool": stats._asdict(),

@@ -189,6 +189,22 @@ def test_best_fit_never_hands_out_more_than_twice_the_request() -> None:
     assert pool.cache_stats().misses == 4
 
 
+def test_a_kept_result_never_gets_a_buffer_of_twice_its_size() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, 300)
+    got = pool.acquire(F64, 150, kept=True)  # 300 == 2 * 150: a miss for a kept result
+    assert len(got) == 150
+    assert len(pool.acquire(F64, 150)) == 300  # scratch still takes it (300 <= 2 * 150)
+    assert pool.cache_stats().misses == 1
+
+
+def test_a_kept_result_still_gets_a_buffer_just_under_twice_its_size() -> None:
+    pool = BufferPool(MIB)
+    filled(pool, 299)
+    assert len(pool.acquire(F64, 150, kept=True)) == 299
+    assert pool.cache_stats().misses == 0
+
+
 def test_a_rank0_result_does_not_strand_a_large_buffer() -> None:
     # The issue-12 case: a sum's one-element output took the pooled 64 MiB buffer,
     # and the next 64 MiB request missed.

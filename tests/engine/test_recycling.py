@@ -117,6 +117,19 @@ def test_an_einsum_output_returns_and_its_intermediates_went_back_already(
     assert eng.buffer_pool_stats() == BufferPoolStats(2, 2 * 32768)
 
 
+def test_an_einsum_output_does_not_take_an_intermediate_of_twice_its_size(
+    eng: tfr.CpuEngine, rand: Callable[..., tfr.Tensor]
+) -> None:
+    # A DMRG environment update: each intermediate [8, 2, 5, 8] is exactly twice the
+    # output [8, 5, 8], and the first one is back in the pool when the output is made;
+    # the output is kept, so it gets a buffer of its own size (pool.py, kept results).
+    env, b, w = rand((8, 5, 8), 1), rand((8, 2, 8), 2), rand((5, 5, 2, 2), 3)
+    for _ in range(2):
+        out = eng.einsum("xtg,vuts,ysh,guh->xvy", b, w, b, env)
+        assert out._st.owner.nbytes == 8 * 5 * 8 * 8
+        del out
+
+
 @pytest.mark.parametrize(
     "family",
     ["contraction", "elementwise", "reduction", "structural", "fusion"],

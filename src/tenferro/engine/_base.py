@@ -300,9 +300,12 @@ class EngineBase:
 
         The caller's kernel must write all ``n`` elements of ``flat``, then hand the
         result out with `_wrap`; if the kernel raises, drop ``owner`` (never give it
-        back: see `_run`).
+        back: see `_run`). The result is the caller's to keep, so the pool's
+        kept-result fit applies: never a buffer of twice its size, such as the
+        intermediate or scratch the same call just gave back
+        (`BufferPool._best_fit_locked`).
         """
-        owner = self._pool.acquire(dtype.numpy, n)
+        owner = self._pool.acquire(dtype.numpy, n, True)
         return owner, (owner if owner.shape[0] == n else owner[:n])
 
     def _wrap(self, shape: Shape, dtype: DType, owner: Array, flat: Array) -> Tensor:

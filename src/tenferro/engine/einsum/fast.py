@@ -164,7 +164,7 @@ def run_binary(engine: Any, rec: Binary, a: Tensor, b: Tensor, blas_types: Any) 
         shape, axes = rec.view_right
         right = fb.reshape(shape).transpose(axes)
         size = rec.size
-        owner = engine._pool.acquire(fa.dtype, size)
+        owner = engine._pool.acquire(fa.dtype, size, True)  # a kept result (pool.py)
         flat = owner if len(owner) == size else owner[:size]
         try:
             dims = rec.dims
