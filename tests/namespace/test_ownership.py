@@ -148,3 +148,38 @@ def test_asarray_of_a_read_guard_is_a_counted_copy() -> None:
         c = tfr.asarray(guard)
         assert tfr.copy_stats().copies == before + 1
     np.testing.assert_array_equal(np.asarray(c), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("convert", [float, int, bool, complex])
+def test_a_scalar_conversion_under_an_exclusive_borrow_is_refused(convert: type) -> None:
+    t = tfr.asarray(2.0)
+    with t.map_write(), pytest.raises(tfr.BorrowError):
+        convert(t)
+
+
+def test_a_moved_scalar_tensor_refuses_conversion() -> None:
+    t = tfr.asarray(2.0)
+    t.into_vec_col_major()
+    with pytest.raises(tfr.MovedTensorError):
+        float(t)
+
+
+def test_a_plain_scalar_conversion_reads_without_an_engine_call_and_leaves_no_pin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.namespace import _indexing
+    from tenferro.storage import host
+
+    def engine_read(*args: object) -> object:
+        raise AssertionError("a plain one-element tensor took the general read")
+
+    monkeypatch.setattr(_indexing, "compute", engine_read)
+    values = [float(tfr.asarray(2.5)), int(tfr.asarray(7)), bool(tfr.asarray(True))]
+    assert values == [2.5, 7, True]
+    assert complex(tfr.asarray(1 + 2j)) == 1 + 2j
+    assert host.reading == []
+
+
+def test_a_one_element_view_converts_through_the_general_read() -> None:
+    t = tfr.asarray([[1.0, 2.0], [3.0, 4.0]])
+    assert float(t[1, 0]) == 3.0

@@ -18,6 +18,8 @@ from ..copies import check_copy, count_copy
 from ..dtype import promote_types
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
 from ..layout import col_major_strides
+from ..storage.host import HostBuffer
+from ..storage.host import reading as _reading
 from ..tensor import Tensor
 from ._adapter import (
     ARRAY_TYPES,
@@ -325,7 +327,25 @@ def length(x: Any) -> int:
 
 
 def scalar_value(x: Any, name: str) -> Any:
-    """The one element of a one-element array as a Python scalar (reads it)."""
+    """The one element of a one-element array as a Python scalar (reads it).
+
+    A one-element plain host tensor (``float(norm)``, ``bool(tfr.any(...))`` in an
+    algorithm's loop) is read directly: pin, check for a writer, take the
+    element (the general path's engine read costs about 10 us more). Anything
+    else, and a tensor being written, goes through the general path, which
+    raises the typed errors.
+    """
+    if x.__class__ is Tensor:
+        st = x._st
+        # INVARIANT: a plain host tensor's flat array holds exactly its elements.
+        if st.__class__ is HostBuffer and len(st.flat) == 1:
+            # Pin, THEN check for a writer (see HostBuffer.pin).
+            _reading.append(st)
+            try:
+                if st.exclusive is None:
+                    return st.flat[0].item()
+            finally:
+                _reading.remove(st)
     op = f"Tensor.{name}"
     check_array(x, op)
     n = x.size
