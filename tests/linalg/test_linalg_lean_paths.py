@@ -367,3 +367,29 @@ def test_lean_eig_of_a_rotation_pairs_conjugate_eigenvectors() -> None:
     wn, vn = w.to_numpy(), v.to_numpy()
     np.testing.assert_allclose(a @ vn, vn * wn, atol=1e-12)
     assert sorted(np.round(wn.imag, 12)) == sorted(np.round([s, -s, 0.0], 12))
+
+
+def _outstanding(eng: tfr.CpuEngine) -> int:
+    s = eng.buffer_pool_cache_stats()
+    return s.hits + s.misses - s.recycled - s.refused_aliased
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda eng, a, junk: eng.cholesky(a, upper=junk),
+        lambda eng, a, junk: eng.svd(a, full_matrices=junk),
+    ],
+    ids=["cholesky upper", "svd full_matrices"],
+)
+def test_a_junk_flag_is_refused_before_any_buffer_is_taken(call: Any) -> None:
+    # Found by the fuzz: a many-element tensor as a flag raised inside the lean
+    # body, after its buffers were taken, so they were dropped, never given back.
+    eng = tfr.CpuEngine()
+    a = tfr.from_numpy(np.asfortranarray(2.0 * np.eye(4)))
+    junk = tfr.asarray([1.0, 2.0, 3.0])
+    before = _outstanding(eng)
+    with pytest.raises(tfr.TenferroError):
+        call(eng, a, junk)
+    assert _outstanding(eng) == before
+    assert host.reading == []

@@ -239,6 +239,8 @@ def _cholesky(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, upper: boo
 
 def cholesky(eng: EngineBase, a: Any, upper: bool) -> Tensor | None:
     """The lean `LinalgOps.cholesky`, or None (see `run`)."""
+    if upper.__class__ is not bool:
+        return None  # the general path validates it (before any buffer is taken)
     result: Tensor | None = run(eng, a, True, _cholesky, upper)
     return result
 
@@ -486,7 +488,9 @@ def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vect
 
 def svd(eng: EngineBase, a: Any, full_matrices: bool, vectors: bool) -> Any:
     """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`)."""
-    return run(eng, a, False, _svd, bool(full_matrices), vectors)
+    if full_matrices.__class__ is not bool:
+        return None  # the general path validates it (before any buffer is taken)
+    return run(eng, a, False, _svd, full_matrices, vectors)
 
 
 def _spectral(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, ord: Any) -> Any:
