@@ -206,7 +206,12 @@ class _ViewBase(ArrayMethods, NotCopyable):
     def reshape_view(self, shape: Any) -> Any:
         """Reinterpret a compact column-major view with a new shape. No copy."""
         isz = self._dtype.itemsize
-        hit = _reshapes.get((shape, isz)) if shape.__class__ is tuple else None
+        hit = None
+        if shape.__class__ is tuple:
+            try:
+                hit = _reshapes.get((shape, isz))
+            except TypeError:  # an unhashable entry (a slice): normalize_shape refuses it
+                hit = None
         if hit is not None:
             # An equal shape was checked before: its size and strides. Only a tuple
             # of exact ints is the same shape (a bool or a float entry compares

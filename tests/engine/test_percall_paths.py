@@ -9,6 +9,7 @@ accepted one.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -472,3 +473,12 @@ def test_reshape_refusals_are_unchanged() -> None:
         tfr.reshape(t, (-1, -1))
     with pytest.raises(tfr.ValidationError):
         tfr.reshape(t, (6,), copy=False)  # column-major owner: row-major order needs a copy
+
+
+@pytest.mark.parametrize("shape", [(slice(None),), (2, [3]), ({}, 6)])
+def test_reshape_view_refuses_an_unhashable_shape_entry_with_a_typed_error(shape: Any) -> None:
+    # Found by the fuzz: the remembered-shape lookup hashed the tuple first, so a
+    # slice or a list in it escaped as a raw TypeError.
+    view = col(np.arange(6.0).reshape(2, 3)).as_view()
+    with pytest.raises(tfr.ValidationError):
+        view.reshape_view(shape)

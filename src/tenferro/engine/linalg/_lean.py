@@ -237,7 +237,7 @@ def _cholesky(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, upper: boo
     return _pooled((n, n), dt, owner, flat, eng._recycler)
 
 
-def cholesky(eng: EngineBase, a: Any, upper: bool) -> Tensor | None:
+def cholesky(eng: EngineBase, a: Any, upper: Any) -> Tensor | None:
     """The lean `LinalgOps.cholesky`, or None (see `run`)."""
     if upper.__class__ is not bool:
         return None  # the general path validates it (before any buffer is taken)
@@ -486,7 +486,7 @@ def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vect
     )
 
 
-def svd(eng: EngineBase, a: Any, full_matrices: bool, vectors: bool) -> Any:
+def svd(eng: EngineBase, a: Any, full_matrices: Any, vectors: bool) -> Any:
     """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`)."""
     if full_matrices.__class__ is not bool:
         return None  # the general path validates it (before any buffer is taken)
