@@ -452,3 +452,22 @@ def test_eigensolver_failure_raises_not_converged(eng: tfr.CpuEngine) -> None:
     with pytest.raises(tfr.LinAlgError) as info:
         eng.eigh(tensor(np.full((4, 4), np.nan)))
     assert info.value.kind == "NOT_CONVERGED" and info.value.op == "CpuEngine.eigh"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda eng, a, junk: eng.eigh(a, junk),
+        lambda eng, a, junk: eng.eigvalsh(a, junk),
+        lambda eng, a, junk: eng.qr(a, junk),
+        lambda eng, a, junk: eng.svd_truncated(a, cutoff_mode=junk),
+        lambda eng, a, junk: eng.matrix_norm(a, junk),
+    ],
+    ids=["eigh uplo", "eigvalsh uplo", "qr mode", "svd_truncated cutoff_mode", "matrix_norm ord"],
+)
+def test_an_array_as_a_mode_argument_is_a_typed_error(eng: tfr.CpuEngine, call: Any) -> None:
+    # Found by the fuzz: `mode not in (...)` with a numpy array compares
+    # elementwise and let numpy's raw "truth value is ambiguous" ValueError out.
+    a = tfr.from_numpy(np.asfortranarray(np.eye(3)))
+    with pytest.raises(tfr.ValidationError):
+        call(eng, a, np.arange(6.0))

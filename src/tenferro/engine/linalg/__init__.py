@@ -187,13 +187,13 @@ class LinalgOps(EngineBase):
         """
         from ...errors import ValidationError
 
-        if cutoff_mode not in ("relative", "absolute"):
+        if not isinstance(cutoff_mode, str) or cutoff_mode not in ("relative", "absolute"):
             raise ValidationError(
                 "CpuEngine.svd_truncated",
                 f"cutoff_mode must be 'relative' or 'absolute', got {cutoff_mode!r}",
                 kind="INVALID_MODE",
             )
-        if method not in ("gesdd", "gram"):
+        if not isinstance(method, str) or method not in ("gesdd", "gram"):
             raise ValidationError(
                 "CpuEngine.svd_truncated",
                 f"method must be 'gesdd' (full SVD, then the cut) or 'gram' (the leading "

@@ -508,7 +508,7 @@ def svd_truncated(
 
 # ---------------------------------------------------------------------- QR and LQ
 def _check_mode(op: str, mode: str) -> None:
-    if mode not in ("reduced", "complete"):
+    if not isinstance(mode, str) or mode not in ("reduced", "complete"):
         raise ValidationError(
             op, f"mode must be 'reduced' or 'complete', got {mode!r}", kind="INVALID_MODE"
         )
@@ -617,7 +617,7 @@ def lq(call: LinalgCall, x: Any, mode: str) -> None:
 
 # ---------------------------------------------------------------------- eigenproblems
 def _check_uplo(op: str, uplo: str) -> None:
-    if uplo not in ("L", "U"):
+    if not isinstance(uplo, str) or uplo not in ("L", "U"):
         raise ValidationError(op, f"uplo must be 'L' or 'U', got {uplo!r}", kind="INVALID_UPLO")
 
 
@@ -1048,7 +1048,11 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
     op = call.op
     # The default ord first: the general membership test costs a microsecond.
     fro = ord.__class__ is str and ord == "fro"
-    if not fro and not any(ord == o and type(ord) is not bool for o in _MATRIX_ORDS):
+    # An array-like ord compares elementwise: only a scalar can name a norm.
+    if not fro and (
+        (hasattr(ord, "__len__") and not isinstance(ord, str))
+        or not any(ord == o and type(ord) is not bool for o in _MATRIX_ORDS)
+    ):
         raise ValidationError(
             op,
             f"ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got {ord!r}",
