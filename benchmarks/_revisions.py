@@ -8,13 +8,17 @@ one JSON object (row -> contender -> seconds) as its last line.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import statistics
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["alternate", "median_ratio", "shown"]
+__all__ = ["alternate", "median_ratio", "median_time", "shown"]
 
 Runs = dict[str, list[dict[str, dict[str, float]]]]
 
@@ -48,3 +52,28 @@ def median_ratio(per_round: list[dict[str, dict[str, float]]], row: str, other: 
 def shown(seconds: float) -> str:
     """A time in µs below a millisecond, else in ms."""
     return f"{seconds * 1e6:.2f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def median_time(fns: dict[str, Callable[[], Any]], reps: int, inner: int) -> dict[str, float]:
+    """Each callable's median seconds per call: two warm-up calls each, then ``reps``
+    samples of ``inner`` calls, the contenders interleaved (the order reversed every
+    other sample), with the garbage collector off as timeit and
+    tenferro.bench.harness run (a full collection of torch's large heap would land
+    on whichever contender allocates tracked objects)."""
+    for f in fns.values():
+        f()
+        f()
+    samples: dict[str, list[float]] = {k: [] for k in fns}
+    gc.collect()
+    gc.disable()
+    try:
+        for rep in range(reps):
+            order = list(fns.items()) if rep % 2 == 0 else list(reversed(fns.items()))
+            for k, f in order:
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    f()
+                samples[k].append((time.perf_counter() - t0) / inner)
+    finally:
+        gc.enable()
+    return {k: statistics.median(v) for k, v in samples.items()}

@@ -27,11 +27,10 @@ import gc
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
-from _revisions import alternate, median_ratio, shown
+from _revisions import alternate, median_ratio, median_time, shown
 
 EXPRESSIONS: dict[str, tuple[str, Callable[[Any, Any, Any], Any]]] = {
     "2 ops": ("a * b + c", lambda a, b, c: a * b + c),
@@ -41,26 +40,6 @@ EXPRESSIONS: dict[str, tuple[str, Callable[[Any, Any, Any], Any]]] = {
 }
 SIZES = {"1K": 1 << 10, "64K": 1 << 16, "1M": 1 << 20, "16M": 1 << 24, "64M": 1 << 26}
 STEADY = {"64 MiB": 64, "256 MiB": 256}
-
-
-def _median_time(fns: dict[str, Callable[[], Any]], reps: int, inner: int) -> dict[str, float]:
-    for f in fns.values():
-        f()
-        f()
-    samples: dict[str, list[float]] = {k: [] for k in fns}
-    gc.collect()
-    gc.disable()
-    try:
-        for rep in range(reps):
-            order = list(fns.items()) if rep % 2 == 0 else list(reversed(fns.items()))
-            for k, f in order:
-                t0 = time.perf_counter()
-                for _ in range(inner):
-                    f()
-                samples[k].append((time.perf_counter() - t0) / inner)
-    finally:
-        gc.enable()
-    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def _evaluate_rows(eng: Any, rng: Any, size: str) -> dict[str, dict[str, float]]:
@@ -78,7 +57,7 @@ def _evaluate_rows(eng: Any, rng: Any, size: str) -> dict[str, dict[str, float]]
     reps = 5 if n >= 1 << 24 else 11
     out = {}
     for label, (expr, eager) in EXPRESSIONS.items():
-        out[f"evaluate {label} {size}"] = _median_time(
+        out[f"evaluate {label} {size}"] = median_time(
             {
                 "tenferro": lambda e=expr: eng.evaluate(e, a=a, b=b, c=c),
                 "numpy": lambda f=eager: f(an, bn, cn),
@@ -99,7 +78,7 @@ def _steady_row(eng: Any, rng: Any, mib: int) -> dict[str, float]:
     n = mib * 2**20 // 8
     a, b = tfr.from_numpy(rng.random(n)), tfr.from_numpy(rng.random(n))
     an, bn = a.to_numpy(), b.to_numpy()
-    return _median_time({"tenferro": lambda: eng.add(a, b), "numpy": lambda: np.add(an, bn)}, 7, 1)
+    return median_time({"tenferro": lambda: eng.add(a, b), "numpy": lambda: np.add(an, bn)}, 7, 1)
 
 
 def worker(sizes: list[str]) -> dict[str, dict[str, float]]:

@@ -15,15 +15,13 @@ revisions alike; the ratios are what to read, not the absolute times.
 
 from __future__ import annotations
 
-import gc
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
-from _revisions import alternate, median_ratio, shown
+from _revisions import alternate, median_ratio, median_time, shown
 
 #: (row, elements) of the issue's table; the worker builds each case.
 ROWS = [
@@ -59,34 +57,6 @@ ROWS = [
     "evaluate exp chain 16M",
     "steady add 64 MiB",
 ]
-
-
-def _median_time(fns: dict[str, Callable[[], Any]], reps: int, inner: int) -> dict[str, float]:
-    samples: dict[str, list[float]] = {k: [] for k in fns}
-    for k in fns:
-        for _ in range(2):
-            fns[k]()
-    # As timeit and tenferro.bench.harness do: a full collection of torch's large heap
-    # would land on whichever contender allocates tracked objects.
-    gc.collect()
-    gc.disable()
-    try:
-        _sample(fns, reps, inner, samples)
-    finally:
-        gc.enable()
-    return {k: statistics.median(v) for k, v in samples.items()}
-
-
-def _sample(
-    fns: dict[str, Callable[[], Any]], reps: int, inner: int, samples: dict[str, list[float]]
-) -> None:
-    for rep in range(reps):
-        order = list(fns.items()) if rep % 2 == 0 else list(reversed(fns.items()))
-        for k, f in order:
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                f()
-            samples[k].append((time.perf_counter() - t0) / inner)
 
 
 def worker(rows: list[str]) -> dict[str, dict[str, float]]:
@@ -195,7 +165,7 @@ def worker(rows: list[str]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         fns, reps, inner = case(row)
-        out[row] = _median_time(fns, reps, inner)
+        out[row] = median_time(fns, reps, inner)
     return out
 
 
