@@ -37,3 +37,52 @@ def test_a_tiny_ratio_is_printed_as_a_speed_up_too(capsys: pytest.CaptureFixture
 )
 def test_format_ratio_keeps_three_significant_digits(ratio: float, text: str) -> None:
     assert format_ratio(ratio) == text
+
+
+def paired(a: list[float], b: list[float]) -> CaseResult:
+    medians = {"tenferro": sorted(a)[len(a) // 2], "numpy": sorted(b)[len(b) // 2]}
+    return CaseResult(
+        "case",
+        "linalg",
+        1,
+        medians,
+        [Target("tenferro", "numpy", 1.0)],
+        samples={"tenferro": a, "numpy": b},
+    )
+
+
+def test_a_ratio_is_the_median_of_the_paired_repetitions() -> None:
+    # The machine runs 3x slower for three pairs, and one baseline sample is an
+    # outlier: four pairs of five say 0.9; the ratio of the medians says 3.0 / 1.1.
+    r = paired([1.0, 1.0, 3.0, 3.0, 3.0], [1.1, 1.1, 3.3, 3.3, 0.5])
+    assert r.ratio("tenferro", "numpy") == pytest.approx(1 / 1.1)
+    assert r.medians["tenferro"] / r.medians["numpy"] == pytest.approx(3.0 / 1.1)
+
+
+def test_the_ratio_of_a_case_without_samples_is_the_ratio_of_its_medians() -> None:
+    assert report({"tenferro": 2.0, "np.copy": 4.0}).ratio("tenferro", "np.copy") == 0.5
+
+
+def test_the_spread_is_the_interquartile_range_of_the_paired_ratios() -> None:
+    r = paired([1.0, 2.0, 3.0, 4.0, 5.0], [1.0] * 5)
+    assert r.ratio_spread("tenferro", "numpy") == (2.0, 4.0)
+    assert r.as_dict()["targets"][0]["ratio_iqr"] == (2.0, 4.0)
+
+
+def test_too_few_paired_samples_fall_back_to_the_medians() -> None:
+    r = paired([1.0, 3.0], [2.0, 2.0])
+    assert r.ratio_spread("tenferro", "numpy") is None
+    assert r.ratio("tenferro", "numpy") == r.medians["tenferro"] / r.medians["numpy"]
+
+
+def test_the_report_prints_the_spread(capsys: pytest.CaptureFixture[str]) -> None:
+    print_results([paired([1.0, 2.0, 3.0, 4.0, 5.0], [1.0] * 5)])
+    assert "IQR 2-4" in capsys.readouterr().out
+
+
+def test_time_case_keeps_every_repetition_of_every_contender() -> None:
+    from tenferro.bench.harness import time_case
+
+    r = time_case("noop", [("tenferro", lambda: None), ("numpy", lambda: None)], repeats=5)
+    assert [len(v) for v in r.samples.values()] == [5, 5]
+    assert r.ratio_spread("tenferro", "numpy") is not None

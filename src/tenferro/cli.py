@@ -74,7 +74,7 @@ def _bench(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from .bench import harness
-    from .bench.harness import format_seconds
+    from .bench.harness import format_seconds, format_spread
 
     if args.plot:
         _require_matplotlib()
@@ -109,7 +109,10 @@ def _bench(args: argparse.Namespace) -> int:
         finally:
             harness.set_progress(None)
 
-    table = Table(title="tenferro benchmarks (medians; ratio = tenferro / baseline)")
+    table = Table(
+        title="tenferro benchmarks (medians; ratio = tenferro / baseline, median of paired"
+        " repetitions, with its interquartile range)"
+    )
     # The torch column appears when some case timed torch (installed, never required).
     with_torch = any("torch" in r.medians and "tenferro" in r.medians for r in results)
     columns = ["case", "medians", "target", "ratio", ""]
@@ -135,7 +138,7 @@ def _bench(args: argparse.Namespace) -> int:
                 r.name if i == 0 else "",
                 meds if i == 0 else "",
                 t.describe(),
-                f"{ratio:.3f}",
+                f"{ratio:.3f}{format_spread(r.ratio_spread(t.contender, t.baseline))}",
                 "[green]met[/]" if ok else "[red]missed[/]",
                 *(vs_torch if i == 0 else [""] * len(vs_torch)),
             )

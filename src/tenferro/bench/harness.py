@@ -4,6 +4,14 @@ A case times several *contenders* (callables) on the same inputs. Repetitions
 are interleaved (A, B, A, B, ...) so drift in machine load affects every
 contender alike; each contender's median is reported, and ratios are taken
 against a named baseline contender.
+
+A ratio is the median of the *paired* ratios: repetition ``i`` of the contender
+over repetition ``i`` of the baseline, timed back to back. On a shared machine
+whose speed drifts by 10-30 % between seconds, the ratio of two medians mixes
+that drift into the comparison; a pair shares it, so the paired median is the
+steadier estimate (ratios near 1.0 are where it matters). The interquartile
+range of the paired ratios is reported with it, so a reader can tell a 1.03
+that is noise from one that is not.
 """
 
 from __future__ import annotations
@@ -15,7 +23,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CaseResult", "Target", "format_ratio", "print_results", "set_progress", "time_case"]
+__all__ = [
+    "CaseResult",
+    "Target",
+    "format_ratio",
+    "format_spread",
+    "print_results",
+    "set_progress",
+    "time_case",
+]
 
 _progress: Callable[[str], None] | None = None
 
@@ -48,9 +64,33 @@ class CaseResult:
     medians: dict[str, float]
     targets: list[Target] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Per-repetition times (seconds) per contender, in the order they were taken;
+    #: empty for a case built from medians alone.
+    samples: dict[str, list[float]] = field(default_factory=dict)
+
+    def _paired(self, contender: str, baseline: str) -> list[float] | None:
+        """Repetition-by-repetition ratios, or None without paired samples."""
+        a = self.samples.get(contender)
+        b = self.samples.get(baseline)
+        if not a or not b or len(a) != len(b) or len(a) < 3:
+            return None
+        return [x / y for x, y in zip(a, b, strict=True)]
 
     def ratio(self, contender: str, baseline: str) -> float:
-        return self.medians[contender] / self.medians[baseline]
+        """``contender`` / ``baseline``: the median paired ratio (see the module
+        docstring), or the ratio of the medians when there are no paired samples."""
+        paired = self._paired(contender, baseline)
+        if paired is None:
+            return self.medians[contender] / self.medians[baseline]
+        return statistics.median(paired)
+
+    def ratio_spread(self, contender: str, baseline: str) -> tuple[float, float] | None:
+        """The interquartile range of the paired ratios, or None without them."""
+        paired = self._paired(contender, baseline)
+        if paired is None:
+            return None
+        q1, _, q3 = statistics.quantiles(paired, n=4, method="inclusive")
+        return q1, q3
 
     def target_results(self) -> list[tuple[Target, float, bool]]:
         out = []
@@ -66,7 +106,12 @@ class CaseResult:
             "size": self.size,
             "medians_s": self.medians,
             "targets": [
-                {"target": t.describe(), "ratio": r, "met": ok}
+                {
+                    "target": t.describe(),
+                    "ratio": r,
+                    "ratio_iqr": self.ratio_spread(t.contender, t.baseline),
+                    "met": ok,
+                }
                 for t, r, ok in self.target_results()
             ],
             **self.extra,
@@ -110,7 +155,7 @@ def time_case(
         if gc_was_enabled:
             gc.enable()
     medians = {label: statistics.median(v) for label, v in samples.items()}
-    return CaseResult(name, group, size, medians, list(targets))
+    return CaseResult(name, group, size, medians, list(targets), samples=samples)
 
 
 def format_seconds(s: float) -> str:
@@ -143,4 +188,12 @@ def print_results(results: Sequence[CaseResult]) -> None:
         print(f"{r.name}: {meds}")
         for t, ratio, ok in r.target_results():
             verdict = "met" if ok else "MISSED"
-            print(f"    {t.describe():40s} ratio {format_ratio(ratio):26s} {verdict}")
+            spread = format_spread(r.ratio_spread(t.contender, t.baseline))
+            print(f"    {t.describe():40s} ratio {format_ratio(ratio):26s} {verdict}{spread}")
+
+
+def format_spread(spread: tuple[float, float] | None) -> str:
+    """`` (IQR 0.97-1.05)`` for a ratio's interquartile range; empty without one."""
+    if spread is None:
+        return ""
+    return f" (IQR {spread[0]:.3g}-{spread[1]:.3g})"
