@@ -154,8 +154,15 @@ def _check_info(op: str, info: int, kind: str, what: str, idx: tuple[int, ...]) 
     raise LinAlgError(op, f"{what}{at} (LAPACK info={info})", kind=kind, batch_index=idx, info=info)
 
 
+_EPS: dict[DType, float] = {}
+
+
 def _eps(dt: DType) -> float:
-    return float(np.finfo(dt.real.numpy).eps)
+    """Machine epsilon of ``dt``'s real precision (cached: ``numpy.finfo`` costs 1-2 us)."""
+    eps = _EPS.get(dt)
+    if eps is None:
+        eps = _EPS[dt] = float(np.finfo(dt.real.numpy).eps)
+    return eps
 
 
 def _identity_fill(arr: Array) -> None:
@@ -914,16 +921,20 @@ def slogdet(call: LinalgCall, x: Any) -> None:
         sign[idx], logabs[idx] = slogdet_from_lu(diag, parity, complex_)
 
 
+_vecdot = np.vecdot
+
+
 def residual_sums(tail: Array, full_rank: bool) -> Array:
     """Sums of squares of the columns of ``tail`` (rows N..M of gelsd's overwritten b).
 
     They are the residuals only when the matrix has full column rank (LAPACK's
     contract): NaN otherwise. A new real array of one value per column.
     """
-    if tail.dtype.kind == "c":
-        sq: Array = _add_reduce(tail.real**2 + tail.imag**2, axis=0)
-    else:
-        sq = _add_reduce(tail * tail, axis=0)
+    # One dot per column (``vecdot`` conjugates its first argument): a third of
+    # squaring the strided block and reducing it, which costs 9 us on 32 x 8.
+    sq: Array = _vecdot(tail, tail, axis=0)
+    if sq.dtype.kind == "c":
+        sq = sq.real.copy()
     if not full_rank:
         sq[...] = np.nan
     return sq
