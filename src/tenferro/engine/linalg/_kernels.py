@@ -922,6 +922,7 @@ def slogdet(call: LinalgCall, x: Any) -> None:
 
 
 _vecdot = np.vecdot
+_COLUMNS: Any = [(0,), (0,), ()]  # vecdot over axis 0 (the stubs type `axes`, not `axis`)
 
 
 def residual_sums(tail: Array, full_rank: bool) -> Array:
@@ -932,7 +933,7 @@ def residual_sums(tail: Array, full_rank: bool) -> Array:
     """
     # One dot per column (``vecdot`` conjugates its first argument): a third of
     # squaring the strided block and reducing it, which costs 9 us on 32 x 8.
-    sq: Array = _vecdot(tail, tail, axis=0)
+    sq: Array = _vecdot(tail, tail, axes=_COLUMNS)
     if sq.dtype.kind == "c":
         sq = sq.real.copy()
     if not full_rank:
