@@ -59,6 +59,7 @@ __all__ = [
     "lstsq",
     "lu_parity",
     "matrix_norm",
+    "norm_from_singular_values",
     "pinv",
     "pinv_from_svd",
     "qr",
@@ -1085,7 +1086,7 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
         s_s = call.scratch(k, dt.real.numpy)
         for idx in _items(batch):
             _gesdd(call, _mat(arr, idx), dt, m, n, (), b"N", None, s_s, None)
-            out[idx] = s_s.sum() if ord == "nuc" else (s_s[0] if ord == 2 else s_s[-1])
+            out[idx] = norm_from_singular_values(s_s, ord)
         return
     for idx in _items(batch):
         mat = _mat(arr, idx)
@@ -1093,6 +1094,11 @@ def matrix_norm(call: LinalgCall, x: Any, ord: Any) -> None:
             out[idx] = two_norm(mat.reshape(-1, order="F"), dt)
         else:
             out[idx] = np.linalg.norm(mat, ord)
+
+
+def norm_from_singular_values(s: Array, ord: Any) -> Any:
+    """The norm ``ord`` ('nuc', 2 or -2) of a matrix from its descending singular values."""
+    return s.sum() if ord == "nuc" else (s[0] if ord == 2 else s[-1])
 
 
 _DOT = {DType.F32: "sdot", DType.F64: "ddot", DType.C32: "cdotc", DType.C64: "zdotc"}
@@ -1192,6 +1198,12 @@ def expm_into(out: Array, a: Array) -> None:
     C-ordered result is then ``exp(A)`` in F order, and that pass is a plain copy
     instead of a transposing one (2-3 % of the call at n = 64).
     """
-    from scipy.linalg import expm as _expm  # first use only (see `_lapack.f2py`)
+    global _scipy_expm
+    if _scipy_expm is None:
+        # First use only (see `_lapack.f2py`): an import statement costs a
+        # microsecond per call even once the module is loaded.
+        from scipy.linalg import expm as _scipy_expm
+    out.T[...] = _scipy_expm(a.T)
 
-    out.T[...] = _expm(a.T)
+
+_scipy_expm: Any = None

@@ -133,8 +133,7 @@ def _fmat(flat: Array, m: int, n: int) -> Array:
 def _lu(eng: EngineBase, fa: Array, dt: DType, n: int) -> tuple[Array, Array, int, int]:
     """``(owner, flat, parity, info)``: ``?getrf`` of ``fa`` in a pooled scratch buffer.
 
-    ``parity``: 1 when the row exchanges are odd (`_kernels.lu_parity`, inlined:
-    det and slogdet of a 64 x 64 matrix are short enough for its call to show).
+    ``parity``: 1 when the row exchanges are odd (`_kernels.lu_parity`).
     """
     owner = eng._pool.acquire(dt.numpy, n * n)
     flat = owner if len(owner) == n * n else owner[: n * n]
@@ -143,11 +142,7 @@ def _lu(eng: EngineBase, fa: Array, dt: DType, n: int) -> tuple[Array, Array, in
     lu_, piv, info = f2py("getrf", dt)(lu, overwrite_a=1)
     if lu_ is not lu:  # pragma: no cover - f2py works in place on F-ordered input
         lu[...] = lu_
-    parity = int(_count_nonzero(piv != K._arange(n, piv.dtype))) & 1
-    return owner, flat, parity, info
-
-
-_count_nonzero = np.count_nonzero
+    return owner, flat, K.lu_parity(piv), info
 
 
 def _det(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Tensor | None:
@@ -500,8 +495,7 @@ def _spectral(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, ord: Any) -
     s_owner, s = _take(eng, real.numpy, k)
     info = _gesdd(eng, fa, dt, m, n, b"N", (s,))
     if not info:
-        # The same reductions as the general path (`_kernels.matrix_norm`).
-        o[0] = s.sum() if ord == "nuc" else (s[0] if ord == 2 else s[-1])
+        o[0] = K.norm_from_singular_values(s, ord)
     del s
     eng._pool.recycle(s_owner, 0)
     if info:
