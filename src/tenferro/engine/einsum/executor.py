@@ -460,16 +460,14 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
 def _take(spare: list[Any], size: int) -> Any:
     """Remove and return the smallest buffer of ``spare`` (released by the step before,
     one dtype) with ``size`` to ``2 * size`` elements, the pool's fit bound, or None."""
-    best = None
-    most = 2 * size
-    for owner in spare:
+    best = -1
+    best_n = 2 * size + 1
+    for i, owner in enumerate(spare):
         n = len(owner)
-        if size <= n <= most and (best is None or n < len(best)):
-            best = owner
-    if best is not None:
-        # By identity: buffers compare elementwise.
-        del spare[next(i for i, owner in enumerate(spare) if owner is best)]
-    return best
+        if size <= n < best_n:
+            best, best_n = i, n
+    # By position: buffers compare elementwise, so list.remove would not do.
+    return None if best < 0 else spare.pop(best)
 
 
 def _copy(scratch: Scratch, spare: list[Any], flat: Array, copy: Any, dtype: Any) -> Array:
