@@ -48,7 +48,7 @@ INLINED = {
     ("engine/contraction.py", "matmul"),  # 2-D matmul
     ("engine/reduction.py", "_full_fast"),  # full reductions
     ("engine/structural.py", "transpose"),  # transpose of a plain tensor
-    ("engine/fusion.py", "evaluate"),  # small fused expressions
+    ("engine/fusion/ops.py", "evaluate"),  # small fused expressions
     ("namespace/_adapter.py", "fn"),  # the namespace's binary functions
 }
 
