@@ -4,6 +4,7 @@
   implicit output, size-1 broadcasting) checked against the operand shapes;
 * `paths`: the contraction path, given or found by opt_einsum / cotengra;
 * `planner`: the path turned into pairwise products with chosen layouts;
+* `steps`: what a plan is made of, one named record per step kind;
 * `executor`: a plan run into pooled buffers;
 * `expression`: the plan cache and compiled expressions.
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..gemm import MATMUL, SPLIT_K, Scratch, blasable, grouped_view, run_kernel
-from .planner import FINAL, GEMM, REDUCE, Plan
+from .steps import FINAL, GEMM, REDUCE, FinalOperand, Operand, OutSlabs, Plan
 
 __all__ = ["execute", "prepare"]
 
@@ -60,11 +60,14 @@ class Fast:
         "copy_a",
         "copy_b",
         "dims",
+        "dst",
         "kernel",
+        "left",
         "n_ct",
         "out_dims",
         "parts",
         "release",
+        "right",
         "size",
         "view_a",
         "view_b",
@@ -96,6 +99,10 @@ class Fast:
         # of ``size`` elements viewed as ``scratch shape``, which the view then reads.
         self.copy_a: Any = None
         self.copy_b: Any = None
+        # The step's operands and destination (its `Gemm` fields of those names).
+        self.left = 0
+        self.right = 1
+        self.dst = -1
 
 
 def _spec(g: Array, base: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -118,7 +125,7 @@ def _spec(g: Array, base: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None
     return shape, axes
 
 
-def _view_spec(op: tuple[Any, ...], shape: tuple[int, ...], blas: bool, two_d: bool) -> Any:
+def _view_spec(op: Operand, shape: tuple[int, ...], blas: bool, two_d: bool) -> Any:
     """How `_operand` would view a compact column-major operand of logical ``shape``,
     as a `_spec`, or None when it would transpose it into scratch."""
     perm, dims, swap, _, _, slabs = op
@@ -144,11 +151,11 @@ def _view_spec(op: tuple[Any, ...], shape: tuple[int, ...], blas: bool, two_d: b
     return _spec(g, one.__array_interface__["data"][0])
 
 
-def _copy_spec(op: tuple[Any, ...], shape: tuple[int, ...], two_d: bool) -> Any:
+def _copy_spec(op: Operand, shape: tuple[int, ...], two_d: bool) -> Any:
     """``(copy, view)`` for an operand of logical ``shape`` that the kernel reads from a
     transposed copy (the general path's `Scratch.grouped`), worked out once: ``copy``
     as `Fast.copy_a` says, ``view`` the scratch buffer as the kernel reads it."""
-    perm, dims, swap = op[:3]
+    perm, dims, swap = op.perm, op.dims, op.swap
     nd = len(shape)
     if perm is None:
         perm = tuple(range(nd))
@@ -190,26 +197,30 @@ def prepare(plan: Plan) -> list[Any]:
         out_size *= d
     alive: dict[int, int] = {}
     for step in plan.steps:
-        kind = step[0]
-        if kind == GEMM:
-            made = step[7]
+        consumed: tuple[int, ...]
+        if step.kind == GEMM:
+            made = step.dst
             res = 1
-            for d in step[6][1:] if step[5] == SPLIT_K else step[6]:
+            for d in step.dims[1:] if step.kernel == SPLIT_K else step.dims:
                 res *= d
-        elif kind == REDUCE:
-            made = step[2]
+            consumed = (step.left, step.right)
+        elif step.kind == REDUCE:
+            made = step.dst
             res = 1
-            for d in step[4]:
+            for d in step.dst_shape:
                 res *= d
+            consumed = (step.src,)
+        elif step.kind == FINAL:
+            made, res, consumed = -1, out_size, (step.left, step.right)
         else:
-            made, res = -1, out_size
+            made, res, consumed = -1, out_size, (step.src,)
         alive[made if made >= 0 else -1] = res
         live_now = sum(alive.values())
-        for v in (step[1], step[2]) if kind in (GEMM, FINAL) else (step[1],):
+        for v in consumed:
             alive.pop(v, None)
         rec = None
-        if kind == GEMM:
-            _, sa, sb, op_a, op_b, kernel, dims, _ = step
+        if step.kind == GEMM:
+            _, sa, sb, op_a, op_b, kernel, dims, dst = step
             split = kernel == SPLIT_K
             out_dims = dims[1:] if split else dims
             two_d = len(dims) == 3 and dims[0] == 1 and kernel == MATMUL
@@ -220,14 +231,14 @@ def prepare(plan: Plan) -> list[Any]:
             for vid, op in ((sa, op_a), (sb, op_b)):
                 # An intermediate's logical shape is its plan shape (F order); the direct
                 # ones reshape straight to the grouped dims.
-                shape = shapes.get(vid) if vid < n_in else op[3]
-                if op[4]:
-                    shape = tuple(op[1])
+                shape = shapes.get(vid) if vid < n_in else op.shape
+                if op.direct:
+                    shape = tuple(op.dims)
                 view = None if shape is None else _view_spec(op, shape, blas, two_d)
                 copy = None
                 if view is None and shape is not None and not split and 0 not in shape:
                     copy, view = _copy_spec(op, shape, two_d)
-                    if op[5] is not None:
+                    if op.slabs is not None:
                         scratch += copy[3]
                 views.append(view)
                 copies.append(copy)
@@ -262,6 +273,7 @@ def prepare(plan: Plan) -> list[Any]:
                 )
                 rec.n_ct = n_ct
                 rec.copy_a, rec.copy_b = copies
+                rec.left, rec.right, rec.dst = sa, sb, dst
                 rec.chunk = chunk if chunk < n_ct - 1 else 0
                 if split and not rec.chunk:
                     rec.parts = (n_ct, *out_dims)
@@ -304,8 +316,6 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
     handoff = pool.limit_bytes > 0
     try:
         for s_i in range(n_steps):
-            step = steps[s_i]
-            kind = step[0]
             if s_i == n_steps - 1:
                 while spare:
                     recycle(spare.pop(), 0)
@@ -313,8 +323,9 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                 out_flat = out_nd.reshape(-1, order="F")
             rec = records[s_i]
             if rec is not None:
-                sa = step[1]
-                sb = step[2]
+                # A product step, all of whose fields the record holds.
+                sa = rec.left
+                sb = rec.right
                 # An input's compact column-major buffer (None: another layout, read
                 # the general way); an intermediate's value is its flat buffer.
                 fa = vals[sa]
@@ -324,7 +335,7 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                 if sb < n_in:
                     fb = fb.reshape(-1, order="F") if fb.flags.f_contiguous else None
                 if fa is not None and fb is not None:
-                    dst = step[7]
+                    dst = rec.dst
                     size = rec.size
                     if dst < 0:
                         target = out_flat
@@ -391,7 +402,8 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     continue
             while spare:
                 recycle(spare.pop(), 0)
-            if kind == GEMM:
+            step = steps[s_i]
+            if step.kind == GEMM:
                 _, sa, sb, op_a, op_b, kernel, dims, dst = step
                 if kernel == SPLIT_K:
                     dims = dims[1:]  # the split axis is summed away: (bt, n, m)
@@ -410,7 +422,7 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                 scratch.release()
                 _release(pool, vals, owners, sa, n_in)
                 _release(pool, vals, owners, sb, n_in)
-            elif kind == REDUCE:
+            elif step.kind == REDUCE:
                 _, src, dst, expr, shape, src_shape = step
                 x = vals[src]
                 if src_shape is not None:
@@ -429,9 +441,21 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                 _einsum(expr, x, out=target)
                 del x, target
                 _release(pool, vals, owners, src, n_in)
-            elif kind == FINAL:
-                _, sa, sb, op_a, op_b, kernel, dims = step[:7]
-                _final(scratch, vals[sa], vals[sb], op_a, op_b, kernel, dims, out_nd, step[7:])
+            elif step.kind == FINAL:
+                _, sa, sb, fop_a, fop_b, kernel, fdims, res_shape, perm, slabs = step
+                _final(
+                    scratch,
+                    vals[sa],
+                    vals[sb],
+                    fop_a,
+                    fop_b,
+                    kernel,
+                    fdims,
+                    out_nd,
+                    res_shape,
+                    perm,
+                    slabs,
+                )
                 scratch.release()
                 _release(pool, vals, owners, sa, n_in)
                 _release(pool, vals, owners, sb, n_in)
@@ -503,30 +527,31 @@ def _split_chunked(left: Array, right: Array, parts: Array, out: Array, rec: Fas
 
 
 def _product(
-    scratch: Scratch, a: Array, b: Array, op_a: Any, op_b: Any, kernel: int, out3: Array
+    scratch: Scratch, a: Array, b: Array, op_a: Operand, op_b: Operand, kernel: int, out3: Array
 ) -> None:
     """One pairwise step into ``out3`` (its operand views die with this frame)."""
     blas = kernel == MATMUL
-    if op_a[5] is not None:
+    if op_a.slabs is not None:
         _slabs(scratch, a, op_a, True, _operand(scratch, b, op_b, blas), kernel, out3)
-    elif op_b[5] is not None:
+    elif op_b.slabs is not None:
         _slabs(scratch, b, op_b, False, _operand(scratch, a, op_a, blas), kernel, out3)
     elif kernel == SPLIT_K:
         # One product per entry of the leading (split contracted) axis into scratch,
         # then their sum, which writes every element of out3.
         left = _operand(scratch, a, op_a, True)
         right = _operand(scratch, b, op_b, True)
-        size = out3.size * op_a[1][3]
+        n_ct = op_a.dims[3]
+        size = out3.size * n_ct
         owner = scratch.pool.acquire(out3.dtype, size)
         scratch.owners.append(owner)
-        parts = owner[:size].reshape((op_a[1][3], *out3.shape))
+        parts = owner[:size].reshape((n_ct, *out3.shape))
         _matmul(right, left, out=parts)
         _sum(parts, axis=0, out=out3)
     else:
         run_kernel(kernel, _operand(scratch, a, op_a, blas), _operand(scratch, b, op_b, blas), out3)
 
 
-def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Array:
+def _operand(scratch: Scratch, x: Array, op: Operand, blas: bool) -> Array:
     """One operand of a product as the C-ordered 3-D array the kernel reads."""
     perm, dims, swap, shape, direct, _ = op
     if direct:
@@ -543,7 +568,7 @@ def _operand(scratch: Scratch, x: Array, op: tuple[Any, ...], blas: bool) -> Arr
 def _slabs(
     scratch: Scratch,
     x: Array,
-    op: tuple[Any, ...],
+    op: Operand,
     is_left: bool,
     other: Array,
     kernel: int,
@@ -554,7 +579,9 @@ def _slabs(
     later ones fixed, a contiguous range of the product's M (left), N (right) or
     batch, written straight into that range of ``out3``. One scratch buffer serves
     every slab."""
-    perm, dims, _, shape, _, (axis, d, ranges, later, batch) = op
+    perm, dims, _, shape, _, slabs = op
+    assert slabs is not None  # `_product` calls it for an operand made in slabs
+    axis, d, ranges, later, batch = slabs
     if shape is not None:
         x = x.reshape(shape, order="F")
     xw = x.transpose(perm)
@@ -596,18 +623,20 @@ def _final(
     scratch: Scratch,
     a: Array,
     b: Array,
-    op_a: tuple[Any, ...],
-    op_b: tuple[Any, ...],
+    op_a: FinalOperand,
+    op_b: FinalOperand,
     kernel: int,
     dims: tuple[int, int, int],
     out_nd: Array,
-    spec: tuple[Any, ...],
+    res_shape: tuple[int, ...],
+    perm: tuple[int, ...],
+    slabs: OutSlabs,
 ) -> None:
     """The last product written into the output order a slab at a time (the planner's
     `_final_slabs`): each slab of index ``z`` is multiplied into a scratch buffer and
     transposed from there into its range of ``out_nd``; the slabs cover every
     element of ``out_nd`` once."""
-    res_shape, perm, (group, z_res, z_out, dz, ranges, inner) = spec
+    group, z_res, z_out, dz, ranges, inner = slabs
     blas = kernel == MATMUL
     pool = scratch.pool
     sides: list[Any] = []
@@ -647,10 +676,10 @@ def _final(
             # The kernel writes every element of the slab, the copy every element of
             # the output's range [lo, hi) of z.
             run_kernel(kernel, pair[0], pair[1], flat.reshape(o3))
-            shape = list(res_shape)
-            shape[z_res] = hi - lo
+            slab_shape = list(res_shape)
+            slab_shape[z_res] = hi - lo
             dst = out_nd[(slice(None),) * z_out + (slice(lo, hi),)]
-            _copyto(dst, flat.reshape(shape, order="F").transpose(perm))
+            _copyto(dst, flat.reshape(slab_shape, order="F").transpose(perm))
             del pair, flat, dst, owner
             slab_scratch.release()
     except BaseException:

@@ -23,7 +23,11 @@ otherwise writes it a slab at a time through scratch (`FINAL`), never as a
 whole result next to the output.
 
 Planning is counted (`plans_built`), so tests can prove that a compiled
-expression, or a cached einsum, plans once and then only runs.
+expression, or a cached einsum, plans once and then only runs. The records a
+plan is made of are in `steps`.
+
+One concern, the layout compiler (`_Compiler`), in one module of about 700 lines:
+its passes share the role sets, orders and memory accounting of one planning pass.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from opt_einsum.parser import get_symbol
@@ -39,23 +42,27 @@ from opt_einsum.parser import get_symbol
 from ...layout import shape_size
 from ..gemm import SPLIT_K, kernel_for
 from .parser import Spec
+from .steps import (
+    FINAL,
+    GEMM,
+    PERMUTE,
+    REDUCE,
+    Chunking,
+    Final,
+    FinalOperand,
+    Gemm,
+    Operand,
+    OutSlabs,
+    Permute,
+    Plan,
+    Reduce,
+    Step,
+)
 
 __all__ = ["FINAL", "GEMM", "PERMUTE", "REDUCE", "Plan", "compile_plan", "plans_built"]
 
 Shape = tuple[int, ...]
 Labels = tuple[str, ...]
-
-#: Step kinds (the first element of every step tuple).
-REDUCE = 0  # (REDUCE, src, dst, expr, dst_shape, src_shape | None)
-GEMM = 1  # (GEMM, left, right, left_op, right_op, kernel, (bt, n, m), dst)
-# With a tail (`_tail`) or a split sum (`_split_k`), dims are (tail | split, bt, n, m)
-# and each operand's grouped dims carry that fourth, slowest, axis.
-# An operand is (perm | None, grouped dims, swap axes, shape | None, in place, slabs | None).
-PERMUTE = 2  # (PERMUTE, src, src_shape, perm): the result into the output order
-# The last product written into the output order a slab at a time (`_Compiler._out_slabs`):
-# (FINAL, left, right, left_op, right_op, kernel, (bt, n, m), res_shape, perm, slabs);
-# an operand is (perm | None, grouped dims, swap axes, shape | None, z axis, z dim).
-FINAL = 3
 
 #: The last step writes its output a slab at a time, in up to _OUT_SLABS slabs (of
 #: at least _SLAB_MIN elements), when its product's order is not the output's.
@@ -80,30 +87,6 @@ _built = 0
 def plans_built() -> int:
     """How many einsum plans were compiled in this process (cache hits do not count)."""
     return _built
-
-
-@dataclass
-class Plan:
-    """A compiled einsum: what runs, in which layout, and how much memory it holds.
-
-    ``steps``: the step tuples (see the kinds above); value ``i < n_inputs`` is
-    input ``i``, later values are intermediates, written compact column-major,
-    each released right after the step that consumes it (``dst == -1``: the
-    output). ``largest_live``: the most elements of intermediates and output
-    alive at once, the memory the path itself needs (scratch transposes aside).
-    """
-
-    n_inputs: int
-    in_shapes: tuple[Shape, ...]
-    squeeze: tuple[tuple[int, ...], ...]
-    out_shape: Shape
-    path: list[tuple[int, ...]]
-    n_values: int
-    steps: list[tuple[Any, ...]] = field(default_factory=list)
-    largest_live: int = 0
-    transposed_elements: int = 0
-    #: The executor's per-step view records (`executor.prepare`), made once per plan.
-    fast: Any = None
 
 
 def _fit(order: Labels, free: frozenset[str], con: frozenset[str], bat: frozenset[str]) -> Any:
@@ -141,7 +124,7 @@ class _Compiler:
         n = len(spec.terms)
         self.n = n
         self.order: dict[int, Labels] = {i: tuple(t) for i, t in enumerate(spec.terms)}
-        self.steps: list[tuple[Any, ...]] = []
+        self.steps: list[Step] = []
         self.next_id = n + len(self.path)  # ids for pre-reduced operands
         self.live = 0
         self.peak = 0
@@ -209,7 +192,7 @@ class _Compiler:
         return None if vid < self.n else tuple(self.sizes[ch] for ch in self.order[vid])
 
     # -- pass 2: orders and steps -------------------------------------------------
-    def compile(self) -> tuple[list[tuple[Any, ...]], int, int, int]:
+    def compile(self) -> tuple[list[Step], int, int, int]:
         self.roles()
         last = len(self.path) - 1
         out = tuple(self.spec.out)
@@ -233,7 +216,7 @@ class _Compiler:
         self.alloc(res_id, n_res)
         expr = _local_expr(self.order[x], res)
         shape = tuple(self.sizes[ch] for ch in res)
-        self.steps.append((REDUCE, x, dst, expr, shape, self.src_shape(x)))
+        self.steps.append(Reduce(REDUCE, x, dst, expr, shape, self.src_shape(x)))
         self.free(x)
         self.order[res_id] = res
 
@@ -338,7 +321,7 @@ class _Compiler:
         n = self.size([ch for ch in orders[right] if ch in (fa if swap else fb)])
         k = self.size(c_ord)
         bt = self.size(b_ord)
-        ops: list[tuple[Any, ...]] = []
+        ops: list[Operand] = []
         logical: list[Labels] = []  # each operand's order as the product reads it
         slab_options: list[tuple[int, int, Labels, int]] = []  # (size, op, labels, start)
         for i, is_left in ((left, True), (right, False)):
@@ -369,11 +352,11 @@ class _Compiler:
             swap_axes = free_first != is_left
             direct = v >= self.n and perm is None
             logical.append(want if perm is not None else self.order[v])
-            ops.append((perm, dims, swap_axes, self.src_shape(v), direct, None))
+            ops.append(Operand(perm, dims, swap_axes, self.src_shape(v), direct, None))
         if slab_options:
             # One slab loop a step, over its larger transposed operand.
             size, j, labels, start = max(slab_options)
-            ops[j] = (*ops[j][:5], self._chunking(labels, start, size, bt >= _CHUNKS))
+            ops[j] = ops[j]._replace(slabs=self._chunking(labels, start, size, bt >= _CHUNKS))
         kernel = kernel_for(m, k, n, bt)
         if final is not None and res != final:
             lf = res[: len(res) - len(b_ord)]
@@ -382,15 +365,19 @@ class _Compiler:
             if self._final_slabs(final, res, groups, logical, ops, srcs, (left, right), kernel):
                 return
         self.alloc(res_id, m * n * bt)
-        self.steps.append((GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), dst))
+        permute = final is not None and res != final
+        # With a final transposition, the product writes an intermediate first.
+        out = res_id if permute else dst
+        self.steps.append(
+            Gemm(GEMM, srcs[left], srcs[right], ops[0], ops[1], kernel, (bt, n, m), out)
+        )
         for v in srcs:
             self.free(v)
         self.order[res_id] = res
-        if final is not None and res != final:
+        if final is not None and permute:
             perm = tuple(res.index(ch) for ch in final)
-            self.steps[-1] = (*self.steps[-1][:-1], res_id)
             self.alloc(-1, self.size(final))
-            self.steps.append((PERMUTE, res_id, self.src_shape(res_id), perm))
+            self.steps.append(Permute(PERMUTE, res_id, self.src_shape(res_id), perm))
             self.transposed += self.size(final)
             self.free(res_id)
 
@@ -448,14 +435,19 @@ class _Compiler:
                     (w, w_first, size_w, not v_left, ()),
                 ):
                     dims = ((free_n, k, bt) if first else (k, free_n, bt)) + extra
-                    ops.append((None, dims, first != is_left, self.src_shape(u), u >= self.n, None))
+                    ops.append(
+                        Operand(None, dims, first != is_left, self.src_shape(u), u >= self.n, None)
+                    )
                 left, right = (0, 1) if v_left else (1, 0)
                 m = size_v if v_left else size_w
                 n = size_w if v_left else size_v
                 self.alloc(res_id, m * n * bt * n_tail)
                 ids = (v, w)
-                step = (GEMM, ids[left], ids[right], ops[left], ops[right], kernel_for(m, k, n, bt))
-                self.steps.append((*step, (n_tail, bt, n, m), dst))
+                kernel = kernel_for(m, k, n, bt)
+                dims4 = (n_tail, bt, n, m)
+                self.steps.append(
+                    Gemm(GEMM, ids[left], ids[right], ops[left], ops[right], kernel, dims4, dst)
+                )
                 self.free(v)
                 self.free(w)
                 self.order[res_id] = o1 if v_left else o2
@@ -532,10 +524,12 @@ class _Compiler:
                     (w, fw[0], size_w, False),
                 ):
                     dims = ((free_n, k, bt) if first else (k, free_n, bt)) + (n_ct,)
-                    ops.append((None, dims, first != is_left, self.src_shape(u), u >= self.n, None))
+                    ops.append(
+                        Operand(None, dims, first != is_left, self.src_shape(u), u >= self.n, None)
+                    )
                 self.alloc(res_id, size_v * size_w * bt)
                 self.steps.append(
-                    (GEMM, v, w, ops[0], ops[1], SPLIT_K, (n_ct, bt, size_w, size_v), dst)
+                    Gemm(GEMM, v, w, ops[0], ops[1], SPLIT_K, (n_ct, bt, size_w, size_v), dst)
                 )
                 self.free(v)
                 self.free(w)
@@ -549,7 +543,7 @@ class _Compiler:
         res: Labels,
         groups: tuple[Labels, Labels, Labels],
         logical: list[Labels],
-        ops: list[tuple[Any, ...]],
+        ops: list[Operand],
         srcs: list[int],
         sides: tuple[int, int],
         kernel: int,
@@ -579,7 +573,7 @@ class _Compiler:
                 continue
             cost = out_size // ranges
             for j, op in enumerate(ops):
-                if op[0] is not None:  # a transposed copy: of the slab, or whole
+                if op.perm is not None:  # a transposed copy: of the slab, or whole
                     whole = self.size(logical[j])
                     cost += whole // ranges if z in logical[j] else whole
             candidates.append((cost, group, z, dz, ranges, self.size(labels)))
@@ -590,13 +584,13 @@ class _Compiler:
         # operands' transposed copies (a slab of each, for those made in slabs).
         whole = out_size
         for j, op in enumerate(ops):
-            if op[0] is not None:
+            if op.perm is not None:
                 size = self.size(logical[j])
-                whole += size // _CHUNKS if op[5] is not None else size
+                whole += size // _CHUNKS if op.slabs is not None else size
         if cost >= whole:
             return False
-        new_ops = []
-        for j, (perm, dims, swap, shape, _, _) in enumerate(ops):
+        new_ops: list[FinalOperand] = []
+        for j, op in enumerate(ops):
             zpos = logical[j].index(z) if z in logical[j] else -1
             if zpos < 0:
                 zdim = -1
@@ -605,23 +599,35 @@ class _Compiler:
             else:
                 # Where the free group sits in (free, k, bt) or (k, free, bt): see the
                 # operand loop of `_pair` (free_first = swap != is_left).
-                free_first = swap != (j == 0)
+                free_first = op.swap != (j == 0)
                 zdim = 0 if free_first else 1
-            new_ops.append((perm, dims, swap, shape, zpos, zdim))
+            new_ops.append(FinalOperand(op.perm, op.dims, op.swap, op.shape, zpos, zdim))
         res_shape = tuple(self.sizes[ch] for ch in res)
         perm_out = tuple(res.index(ch) for ch in final)
-        slabs = (group, res.index(z), final.index(z), dz, ranges, group_size // dz)
+        slabs = OutSlabs(group, res.index(z), final.index(z), dz, ranges, group_size // dz)
         bt, n, m = self.size(b_ord), self.size(n_ord), self.size(m_ord)
         self.alloc(-1, out_size)
         left, right = sides
-        step = (FINAL, srcs[left], srcs[right], *new_ops, kernel, (bt, n, m))
-        self.steps.append((*step, res_shape, perm_out, slabs))
+        self.steps.append(
+            Final(
+                FINAL,
+                srcs[left],
+                srcs[right],
+                new_ops[0],
+                new_ops[1],
+                kernel,
+                (bt, n, m),
+                res_shape,
+                perm_out,
+                slabs,
+            )
+        )
         for v in srcs:
             self.free(v)
         self.transposed += out_size
         return True
 
-    def _chunking(self, free: Labels, start: int, size: int, batch: bool) -> Any:
+    def _chunking(self, free: Labels, start: int, size: int, batch: bool) -> Chunking | None:
         """Transpose a large operand a slab at a time, so its scratch copy is a fraction
         of it: a slab is a range of one free index with every later free index fixed,
         which is a contiguous range of the product's M (left operand) or N (right).
@@ -629,8 +635,8 @@ class _Compiler:
         With ``batch``, ``free`` are the batch indices instead, and a slab is a
         contiguous range of the batch (of both operands and the output).
 
-        Returns ``(range axis, its size, ranges, later sizes, batch)`` (axes in the
-        copy's order, the later indices right after the range axis), or None when
+        Returns a `Chunking` (axes in the copy's order, the later indices right
+        after the range axis), or None when
         the copy is small enough to make at once."""
         target = min(_CHUNKS, size // _SLAB_MIN)
         if target < 2:
@@ -640,12 +646,12 @@ class _Compiler:
             d = self.sizes[free[pos]]
             if shape_size(later) * d >= target:
                 ranges = -(-target // shape_size(later))
-                return start + pos, d, ranges, tuple(later), batch
+                return Chunking(start + pos, d, ranges, tuple(later), batch)
             later.insert(0, d)
         if shape_size(later) <= 1:
             return None  # no free index to split (M or N is 1)
         # Fewer free elements than slabs wanted: one slab per value of the free indices.
-        return start, later[0], later[0], tuple(later[1:]), batch
+        return Chunking(start, later[0], later[0], tuple(later[1:]), batch)
 
     def _agree(
         self,
