@@ -33,7 +33,7 @@ def sliced_tree(eq: str, *operands: Tensor, memory_budget: int, optimize: Any = 
     Pass it back as ``optimize=`` to contract along exactly this tree, or use it with
     cotengra directly (``tree.contract_slice(arrays, i)``).
     """
-    inputs, output = parse_equation(eq, len(operands))
+    inputs, output = parse_equation(eq, operands)
     dtype, sizes = check_operands(inputs, operands)
     return _sliced_tree(inputs, output, sizes, dtype, memory_budget, optimize)
 

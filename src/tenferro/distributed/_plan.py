@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dtype import DType
+from ..engine.einsum.parser import expand
 from ..errors import DTypeError, ValidationError
 from ..tensor import Tensor
 
@@ -63,58 +64,33 @@ class SlicePlan:
         return tuple(reversed(values))
 
 
-def parse_equation(eq: Any, n_operands: int) -> tuple[list[Inds], Inds]:
-    """``(inputs, output)`` of an einsum equation; implicit output as numpy's."""
-    if not isinstance(eq, str):
-        raise ValidationError(
-            _OP, f"the equation must be a str, got {type(eq).__name__}", kind="INVALID_EQUATION"
-        )
-    text = "".join(eq.split())
-    if "." in text:
-        raise ValidationError(
-            _OP, f"ellipsis is not supported in {eq!r}: name every axis", kind="INVALID_EQUATION"
-        )
-    lhs, arrow, rhs = text.partition("->")
-    inputs = [tuple(term) for term in lhs.split(",")]
-    if len(inputs) != n_operands:
+def parse_equation(eq: Any, operands: Sequence[Any]) -> tuple[list[Inds], Inds]:
+    """``(inputs, output)`` of an einsum equation over ``operands``, by the engine's
+    einsum parser (`tenferro.engine.einsum.parser.expand`): ellipses expanded, the
+    implicit output as numpy's, the same typed errors as ``einsum``."""
+    shapes = [_tensor(k, t).shape for k, t in enumerate(operands)]
+    terms, output = expand(_OP, eq, shapes)
+    return [tuple(term) for term in terms], tuple(output)
+
+
+def _tensor(k: int, t: Any) -> Tensor:
+    """Operand ``k``, refused unless it is a `Tensor`."""
+    if not isinstance(t, Tensor):
         raise ValidationError(
             _OP,
-            f"{eq!r} has {len(inputs)} operand term(s) but {n_operands} operand(s) were "
-            "given; pass one tensor per term",
-            kind="OPERAND_COUNT",
+            f"operand {k} is a {type(t).__name__}, not a tenferro Tensor; wrap arrays "
+            "with tenferro.from_numpy first",
+            kind="NOT_A_TENSOR",
         )
-    if arrow:
-        output = tuple(rhs)
-        seen = {c for term in inputs for c in term}
-        for c in output:
-            if c not in seen or output.count(c) > 1:
-                raise ValidationError(
-                    _OP,
-                    f"output index {c!r} of {eq!r} must appear exactly once in the output "
-                    "and at least once among the inputs",
-                    kind="INVALID_EQUATION",
-                )
-    else:
-        counts: dict[str, int] = {}
-        for term in inputs:
-            for c in term:
-                counts[c] = counts.get(c, 0) + 1
-        output = tuple(sorted(c for c, n in counts.items() if n == 1))
-    return inputs, output
+    return t
 
 
 def check_operands(inputs: Sequence[Inds], operands: Sequence[Any]) -> tuple[DType, dict[str, int]]:
     """The common dtype and each index's size; refuses mismatches with typed errors."""
     dtype: DType | None = None
     sizes: dict[str, int] = {}
-    for k, (term, t) in enumerate(zip(inputs, operands, strict=True)):
-        if not isinstance(t, Tensor):
-            raise ValidationError(
-                _OP,
-                f"operand {k} is a {type(t).__name__}, not a tenferro Tensor; wrap arrays "
-                "with tenferro.from_numpy first",
-                kind="NOT_A_TENSOR",
-            )
+    for k, (term, operand) in enumerate(zip(inputs, operands, strict=True)):
+        t = _tensor(k, operand)
         if dtype is None:
             dtype = t.dtype
         elif t.dtype is not dtype:
@@ -298,7 +274,7 @@ def build_plan(
     eq: Any, operands: Sequence[Any], memory_budget: Any, optimize: Any
 ) -> tuple[SlicePlan, Any]:
     """Check everything and plan; returns ``(plan, tree)``. Sends nothing anywhere."""
-    inputs, output = parse_equation(eq, len(operands))
+    inputs, output = parse_equation(eq, operands)
     dtype, sizes = check_operands(inputs, operands)
     tree = sliced_tree(inputs, output, sizes, dtype, memory_budget, optimize)
     return compile_tree(tree, inputs, output, dtype), tree

@@ -22,7 +22,7 @@ from opt_einsum.parser import convert_interleaved_input, parse_einsum_input
 
 from ...errors import ValidationError
 
-__all__ = ["Spec", "parse", "split_call"]
+__all__ = ["Spec", "expand", "parse", "split_call"]
 
 Shape = tuple[int, ...]
 
@@ -111,8 +111,12 @@ def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
     return subscripts, tuple(operands)
 
 
-def parse(op: str, subscripts: str, shapes: Sequence[Shape]) -> Spec:
-    """Check ``subscripts`` against operand ``shapes`` (typed errors) into a `Spec`."""
+def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str], str]:
+    """``(terms, output)`` of ``subscripts`` for operands of ``shapes``: ellipses
+    expanded, the implicit output found (numpy's rules), the syntax and the operand
+    count checked (typed errors). Sizes are not checked: `parse` does that, as
+    numpy broadcasts them; `tenferro.distributed` checks them its own, stricter way.
+    """
     if not isinstance(subscripts, str):
         raise ValidationError(
             op,
@@ -142,7 +146,12 @@ def parse(op: str, subscripts: str, shapes: Sequence[Shape]) -> Spec:
                 subscripts=subscripts,
             ) from None
         raise _subscripts_error(op, subscripts, str(exc)) from None
-    terms = inputs.split(",")
+    return inputs.split(","), out
+
+
+def parse(op: str, subscripts: str, shapes: Sequence[Shape]) -> Spec:
+    """Check ``subscripts`` against operand ``shapes`` (typed errors) into a `Spec`."""
+    terms, out = expand(op, subscripts, shapes)
     for i, (term, shape) in enumerate(zip(terms, shapes, strict=True)):
         if len(term) != len(shape):
             raise ValidationError(
