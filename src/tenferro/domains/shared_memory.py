@@ -29,6 +29,9 @@ Lifetime:
 The owner's write while a reader reads is not detected across processes:
 finish writing (leave ``map_write``) before handing out handles.
 
+One concern in one module of about 700 lines: the segment, its handle, the
+buffer over it and the domain share the segment's lifetime rules above.
+
 Hardening (docs/domains.md, "What shared memory cannot protect"):
 
 * ``allocate`` reserves the segment's bytes (``posix_fallocate``): a full or small

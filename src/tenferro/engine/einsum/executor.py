@@ -14,6 +14,9 @@ as the kernel reads it (a C shape and an axis order, checked on a stride-only
 probe), the output's size and shape, and which values the step releases. A
 run then does one reshape and one transpose per operand and one kernel call;
 an input that is not compact column-major at run time takes the general path.
+
+One concern in one module of about 700 lines: running a plan's steps, with the
+per-step records `prepare` makes for that run and the slab loops it calls.
 """
 
 from __future__ import annotations
