@@ -102,6 +102,31 @@ def _check_info(op: str, info: int, kind: str, what: str, idx: tuple[int, ...]) 
     raise LinAlgError(op, f"{what}{at} (LAPACK info={info})", kind=kind, batch_index=idx, info=info)
 
 
+def finite(arr: Array) -> bool:
+    """Whether every entry of ``arr`` is finite: checked before every iterative LAPACK call.
+
+    ``?gesdd`` (and the ``?gelsd`` of lstsq) can loop forever on a matrix with
+    +-inf entries, and Ctrl-C cannot stop a LAPACK call; ``?geev`` and ``?syevd``
+    report them as a bad argument or no convergence. scipy makes the same check.
+    One pass over a contiguous matrix (~2 us at 64 x 64, under 1 % of its SVD);
+    both the lean path (`_lean`) and the general path (the kernels) call it.
+    """
+    return bool(np.isfinite(arr).all())
+
+
+def not_finite(op: str, idx: tuple[int, ...], what: str = "the matrix") -> LinAlgError:
+    """The typed refusal of a matrix with NaN or +-inf entries (see `finite`)."""
+    at = f" at batch index {idx}" if idx else ""
+    return LinAlgError(
+        op,
+        f"{what}{at} has NaN or infinite entries; LAPACK cannot factor it (and can "
+        "loop forever on infinities), so it is refused: replace them first "
+        "(tfr.where(tfr.isfinite(a), a, 0))",
+        kind="NOT_FINITE",
+        batch_index=idx,
+    )
+
+
 _EPS: dict[DType, float] = {}
 
 
@@ -138,6 +163,18 @@ def _triangle(rows: int, cols: int, upper: bool) -> Array:
         mask.flags.writeable = False
         remember(_tri_masks, key, mask)
     return mask
+
+
+def finite_triangle(a: Array, lower: int) -> bool:
+    """`finite` for the triangle ``?syevd`` reads (``lower``: 1 for the lower one).
+
+    The whole matrix is checked first (one pass); only a matrix with a non-finite
+    entry somewhere has its triangle checked, so an infinity in the half LAPACK
+    ignores is accepted as before.
+    """
+    if finite(a):
+        return True
+    return finite(a[_triangle(a.shape[0], a.shape[1], not lower)])
 
 
 def _copy_triangle(dst: Array, src: Array, upper: bool) -> None:

@@ -18,6 +18,9 @@ from ._common import (
     _matrix,
     _same_memory_or_copy,
     _vec,
+    finite,
+    finite_triangle,
+    not_finite,
 )
 from ._lapack import (
     f2py,
@@ -69,6 +72,8 @@ def eigh(call: LinalgCall, x: Any, uplo: str, vectors: bool) -> None:
         target = _mat(v, idx) if v is not None else a_s
         assert target is not None
         np.copyto(target, _mat(arr, idx))
+        if not finite_triangle(target, lower):
+            raise not_finite(call.op, idx)
         w_b, v_b, info = fn(target, compute_v=int(vectors), lower=lower, overwrite_a=1, **sizes)
         _check_info(call.op, info, "NOT_CONVERGED", "the eigensolver did not converge", idx)
         if vectors:
@@ -89,6 +94,8 @@ def eig(call: LinalgCall, x: Any) -> None:
     a_s = call.matrix_scratch(n, n, dt.numpy)
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
+        if not finite(a_s):
+            raise not_finite(call.op, idx)
         w_b = _vec(w, idx)
         v_b = _mat(v, idx)
         if dt.is_complex:

@@ -33,6 +33,15 @@ from ._common import (
 from ._common import (
     _orgqr_lwork as _orgqr_lwork,
 )
+from ._common import (
+    finite as finite,
+)
+from ._common import (
+    finite_triangle as finite_triangle,
+)
+from ._common import (
+    not_finite as not_finite,
+)
 from ._eig import (
     _syevd_sizes as _syevd_sizes,
 )
@@ -147,6 +156,8 @@ __all__ = [
     "eigh",
     "expm",
     "expm_into",
+    "finite",
+    "finite_triangle",
     "gelsd_sizes",
     "gesdd_error",
     "gesdd_plan",
@@ -157,6 +168,7 @@ __all__ = [
     "lu_parity",
     "matrix_norm",
     "norm_from_singular_values",
+    "not_finite",
     "pinv",
     "pinv_from_svd",
     "qr",

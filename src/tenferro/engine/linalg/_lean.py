@@ -302,6 +302,8 @@ def _solve(
 
 # ---------------------------------------------------------------------- eigenproblems
 def _eigh(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, lower: int, vectors: bool) -> Any:
+    if not K.finite_triangle(_fmat(fa, n, n), lower):
+        return None  # NaN or +-inf: the general path refuses it (typed)
     pool = eng._pool
     sizes = K._syevd_sizes(dt, n, vectors, lower)
     real = dt.real
@@ -338,6 +340,8 @@ def eigh(eng: EngineBase, a: Any, uplo: str, vectors: bool) -> Any:
 
 
 def _eig(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Any:
+    if not K.finite(fa):
+        return None  # NaN or +-inf: the general path refuses it (typed)
     pool = eng._pool
     cdt = _COMPLEX_OF[dt]
     cnp = cdt.numpy
@@ -440,6 +444,8 @@ def _gesdd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, jobz: bytes, o
     The scratch (the matrix's copy, every workspace) is one pooled buffer, taken
     after the outputs and given back before returning (see `_take`).
     """
+    if not K.finite(fa):
+        return -4  # NaN or +-inf (gesdd may never return): the general path refuses it
     plan = K.gesdd_plan(dt, jobz, m, n)
     owner, scratch = _take(eng, dt.numpy, plan.scratch)
     scratch[: m * n] = fa
@@ -532,6 +538,8 @@ def _lstsq(
     if sb.exclusive is not None:
         return None  # the general path refuses it (typed)
     fb = sb.flat
+    if not (K.finite(fa) and K.finite(fb)):
+        return None  # NaN or +-inf (gelsd may never return): the general path refuses it
     vector = len(bshape) == 1
     nrhs = 1 if vector else bshape[1]
     k = min(m, n)

@@ -16,6 +16,8 @@ from ._common import (
     _matrix,
     _same_memory_or_copy,
     _vec,
+    finite,
+    not_finite,
 )
 from ._lapack import (
     f2py,
@@ -102,6 +104,10 @@ def lstsq(call: LinalgCall, a: Any, b: Any, rcond: float | None) -> None:
             np.copyto(b_s[:m, 0], _vec(barr, idx))
         else:
             np.copyto(b_s[:m], _mat(barr, idx))
+        if not finite(a_s):
+            raise not_finite(call.op, idx)
+        if not finite(b_s[:m]):
+            raise not_finite(call.op, idx, "the right-hand side")
         x_, s_, rank_, info = gelsd(a_s, b_s, *sizes, cond=cond, overwrite_a=1, overwrite_b=1)
         _same_memory_or_copy(b_s, x_)
         _check_info(call.op, info, "NOT_CONVERGED", "the SVD in lstsq did not converge", idx)

@@ -18,6 +18,8 @@ from ._common import (
     _mat,
     _matrix,
     _vec,
+    finite,
+    not_finite,
 )
 from ._lapack import (
     byref,
@@ -192,6 +194,8 @@ def _gesdd(
     base = ptr(scratch)
     for idx in _items(batch):
         np.copyto(a_s, _mat(arr, idx))
+        if not finite(a_s):
+            raise not_finite(call.op, idx)
         # INVARIANT: u, s, vh matrices are contiguous column-major (pooled [M, N, B...]
         # arrays indexed on trailing axes), as LAPACK reads them through raw pointers.
         info = gesdd_run(
