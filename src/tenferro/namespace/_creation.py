@@ -400,8 +400,12 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
     return emit(op, compute(op, lambda a: a.astype(dt.numpy), (x,)))
 
 
+#: numpy's spelling, for autoray's numpy-style callers.
+array = asarray
+
 __all__ = [
     "arange",
+    "array",
     "asarray",
     "astype",
     "empty",

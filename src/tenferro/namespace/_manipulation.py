@@ -355,3 +355,7 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
     op = "tenferro.repeat"
     check_array(x, op)
     return emit(op, compute(op, lambda a, r: np.repeat(a, r, axis=axis), (x, repeats)))
+
+
+#: numpy's spelling, for autoray's numpy-style callers.
+concatenate = concat
