@@ -332,7 +332,7 @@ power: BinaryFunction = pow
 true_divide: BinaryFunction = divide
 
 
-def real(x: Any, /) -> Any:
+def real(x: Any, /) -> Tensor:
     """The real part; a real array is returned as a new array of its values.
 
     Ownership: **computes** a pooled output (the real parts as a new array).
@@ -343,7 +343,7 @@ def real(x: Any, /) -> Any:
     return emit(op, compute(op, lambda a: np.real(a), (x,)))
 
 
-def imag(x: Any, /) -> Any:
+def imag(x: Any, /) -> Tensor:
     """The imaginary part of a complex array. Ownership: **computes** a pooled output."""
     op = "tenferro.imag"
     check_array(x, op)
