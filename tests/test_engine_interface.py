@@ -2,10 +2,10 @@
 
 docs/internals.md ("The engine's view of Tensor") lists what code outside
 `tensor.py` may touch: three read-only fields, a few private methods and the
-private constructors. Engine outputs are built by `tensor._pooled`; the two hot
-paths that inline it (`INLINED`: a function call there costs ~100 ns, 5% of a
-small add) must set exactly the
-fields `_pooled` sets, to the same values.
+private constructors. Engine outputs are built by `tensor._pooled`; the hot
+paths that inline it (`INLINED`, one entry per place: a function call there costs
+~100 ns, 5% of a small add) must set exactly the fields `_pooled` sets, to the
+same values.
 """
 
 from __future__ import annotations

@@ -199,3 +199,110 @@ def test_every_owner_of_memory_refuses_copies_with_the_one_not_copyable_error(
     # Callers that caught the old classes still catch it.
     assert isinstance(err.value, tfr.BorrowError)
     assert isinstance(err.value, tfr.GroupError)
+
+
+# ---------------------------------------------------------------------- details by kind
+#: Kinds whose raise sites pass different details today (to be made even: give every
+#: site of the kind the same details, then drop it from here). A kind not listed must
+#: stay even.
+UNEVEN = {
+    "AccessKind.INVALID_LAYOUT",
+    "AccessKind.PROVIDER",
+    "DTypeKind.DTYPE_MISMATCH",
+    "DTypeKind.UNSUPPORTED_DTYPE",
+    "GroupKind.ALIASED_ALLOCATION",
+    "GroupKind.INVALID_LAYOUT",
+    "HostAccessKind.UNSUPPORTED",
+    "LinAlgKind.NOT_CONVERGED",
+    "LinAlgKind.NOT_FINITE",
+    "PromotionKind.NO_PROMOTION",
+    "PromotionKind.SCALAR_DTYPE",
+    "RuntimeStateKind.PROVIDER",
+    "ValidationKind.BROADCAST",
+    "ValidationKind.DIM_MISMATCH",
+    "ValidationKind.INVALID_ARGUMENT",
+    "ValidationKind.INVALID_AXES",
+    "ValidationKind.INVALID_HANDLE",
+    "ValidationKind.INVALID_INDEX",
+    "ValidationKind.INVALID_OPERAND",
+    "ValidationKind.INVALID_OPTIMIZE",
+    "ValidationKind.INVALID_RANK",
+    "ValidationKind.INVALID_SHAPE",
+    "ValidationKind.INVALID_THREADS",
+    "ValidationKind.INVALID_VALUE",
+    "ValidationKind.LENGTH_MISMATCH",
+    "ValidationKind.LOSSY_CONVERSION",
+    "ValidationKind.OPERAND_COUNT",
+    "ValidationKind.RANK_MISMATCH",
+    "ValidationKind.SCALAR_OUT_OF_RANGE",
+    "ValidationKind.SHAPE_MISMATCH",
+    "ValidationKind.SUBSCRIPTS",
+}
+
+
+def _raise_sites() -> list[tuple[str, str, frozenset[str]]]:
+    """``(place, "Family.KIND", detail names)`` for every error built with a constant kind
+    and named details only (``**details`` sites cannot be read from the source)."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            cls = ERROR_CLASSES.get(node.func.id)
+            names = [kw.arg for kw in node.keywords]
+            if cls is None or None in names:
+                continue
+            kind = next((kw.value for kw in node.keywords if kw.arg == "kind"), None)
+            if not isinstance(kind, ast.Constant) or kind.value not in cls.kinds.__members__:
+                continue
+            place = f"{path.relative_to(SRC).as_posix()}:{node.lineno}"
+            key = f"{cls.kinds.__name__}.{kind.value}"
+            found.append((place, key, frozenset(n for n in names if n and n != "kind")))
+    return found
+
+
+def _member(key: str) -> Any:
+    family, name = key.split(".")
+    return getattr(tfr.errors, family)[name]
+
+
+def test_every_raise_site_passes_its_kinds_details() -> None:
+    missing = [
+        f"{place}: {key} needs details {sorted(set(_member(key).fields) - names)}"
+        for place, key, names in _raise_sites()
+        if not set(_member(key).fields) <= names
+    ]
+    assert not missing, "\n".join(missing)
+
+
+def test_the_sites_of_one_kind_pass_the_same_details() -> None:
+    by_kind: dict[str, dict[frozenset[str], list[str]]] = {}
+    for place, key, names in _raise_sites():
+        by_kind.setdefault(key, {}).setdefault(names, []).append(place)
+    uneven = {key for key, variants in by_kind.items() if len(variants) > 1}
+    new = sorted(uneven - UNEVEN)
+    assert not new, "\n".join(
+        f"{key}: sites pass different details: "
+        + "; ".join(f"{sorted(n)} at {places[0]}" for n, places in by_kind[key].items())
+        for key in new
+    )
+    now_even = sorted(UNEVEN - uneven)
+    assert not now_even, f"{now_even} are even now: remove them from UNEVEN"
+
+
+def test_an_even_kind_with_details_declares_them() -> None:
+    by_kind: dict[str, set[frozenset[str]]] = {}
+    for _, key, names in _raise_sites():
+        by_kind.setdefault(key, set()).add(names)
+    undeclared = sorted(
+        f"{key}: every site passes {sorted(next(iter(variants)))}; write them beside the member"
+        for key, variants in by_kind.items()
+        if len(variants) == 1 and set(next(iter(variants))) != set(_member(key).fields)
+    )
+    assert not undeclared, "\n".join(undeclared)
+
+
+def test_a_kinds_details_are_reachable_on_the_error() -> None:
+    err = tfr.ValidationError("op", "message", kind="NOT_SQUARE", shape=(2, 3))
+    assert err.kind.fields == ("shape",)
+    assert all(getattr(err, name) == (2, 3) for name in err.kind.fields)

@@ -296,11 +296,13 @@ def _engine_info() -> dict[str, str]:
         return {"engine": "not available"}
     eng = default_engine()
     stats = eng.buffer_pool_stats()
-    env_value = os.environ.get("TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES")
+    from .engine.pool import ENV_LIMIT
+
+    env_value = os.environ.get(ENV_LIMIT)
     return {
         "engine": type(eng).__name__,
         "pool limit": f"{eng.buffer_pool_limit_bytes} bytes"
-        + (f" (TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES={env_value})" if env_value else ""),
+        + (f" ({ENV_LIMIT}={env_value})" if env_value else ""),
         "pool retained": f"{stats.buffers} buffers, {stats.capacity_bytes} bytes",
     }
 

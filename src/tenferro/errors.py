@@ -12,6 +12,11 @@ constructor turns the name into its family's member. ``tests/test_errors.py``
 checks that every kind raised anywhere in the source belongs to its family; at
 run time an unlisted kind stays a plain string rather than turning an error
 into a crash.
+
+A kind also names the details every error of it carries (`Kind.fields`, written
+beside the member: ``NOT_SQUARE = "NOT_SQUARE", "shape"``); ``tests/test_errors.py``
+checks every raise site of the kind passes them, and that the sites of one kind
+pass the same details.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "IndexOutOfRangeKind",
     "InteropError",
     "InteropKind",
+    "Kind",
     "LinAlgError",
     "LinAlgKind",
     "MovedTensorError",
@@ -65,24 +71,41 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------- the kinds
-class TenferroKind(StrEnum):
+class Kind(StrEnum):
+    """A kind of error: its name, and the detail names every error of the kind carries.
+
+    A member is written ``NAME = "NAME"``, or ``NAME = "NAME", "field", ...`` when
+    every error of that kind carries those details (``e.field``, ``e.details``);
+    ``tests/test_errors.py`` checks each raise site passes them.
+    """
+
+    fields: tuple[str, ...]
+
+    def __new__(cls, value: str, *fields: str) -> Kind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.fields = fields
+        return member
+
+
+class TenferroKind(Kind):
     """The kinds of `TenferroError`."""
 
     ERROR = "ERROR"
 
 
-class ValidationKind(StrEnum):
+class ValidationKind(Kind):
     """The kinds of `ValidationError`."""
 
     AMBIGUOUS_TRUTH = "AMBIGUOUS_TRUTH"
     BROADCAST = "BROADCAST"
-    BUDGET_UNREACHABLE = "BUDGET_UNREACHABLE"
+    BUDGET_UNREACHABLE = "BUDGET_UNREACHABLE", "memory_budget", "needed"
     COPY_REQUIRED = "COPY_REQUIRED"
     DIM_MISMATCH = "DIM_MISMATCH"
     DIVISION_BY_ZERO = "DIVISION_BY_ZERO"
     DUPLICATE_AXES = "DUPLICATE_AXES"
-    EMPTY_REDUCTION = "EMPTY_REDUCTION"
-    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
+    EMPTY_REDUCTION = "EMPTY_REDUCTION", "axes", "shape"
+    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE", "axis", "index", "size"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     INVALID_AXES = "INVALID_AXES"
     INVALID_AXIS = "INVALID_AXIS"
@@ -95,169 +118,175 @@ class ValidationKind(StrEnum):
     INVALID_EQUATION = "INVALID_EQUATION"
     INVALID_HANDLE = "INVALID_HANDLE"
     INVALID_INDEX = "INVALID_INDEX"
-    INVALID_LIMIT = "INVALID_LIMIT"
+    INVALID_LIMIT = "INVALID_LIMIT", "limit"
     INVALID_MODE = "INVALID_MODE"
     INVALID_OPERAND = "INVALID_OPERAND"
     INVALID_OPTIMIZE = "INVALID_OPTIMIZE"
     INVALID_ORD = "INVALID_ORD"
     INVALID_OUT = "INVALID_OUT"
     INVALID_PATH = "INVALID_PATH"
-    INVALID_PLACEMENT = "INVALID_PLACEMENT"
+    INVALID_PLACEMENT = "INVALID_PLACEMENT", "memory_kind"
     INVALID_RANK = "INVALID_RANK"
     INVALID_SHAPE = "INVALID_SHAPE"
     INVALID_SLOT = "INVALID_SLOT"
-    INVALID_THREADS = "INVALID_THREADS"
+    INVALID_THREADS = "INVALID_THREADS", "threads"
     INVALID_TREE = "INVALID_TREE"
     INVALID_UPLO = "INVALID_UPLO"
     INVALID_VALUE = "INVALID_VALUE"
     LENGTH_MISMATCH = "LENGTH_MISMATCH"
-    LOSSY_CONVERSION = "LOSSY_CONVERSION"
+    LOSSY_CONVERSION = "LOSSY_CONVERSION", "dtype", "index"
     NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER"
-    NOT_1D = "NOT_1D"
+    NOT_1D = "NOT_1D", "data_shape"
     NOT_A_TENSOR = "NOT_A_TENSOR"
     NOT_CONTIGUOUS = "NOT_CONTIGUOUS"
     NOT_F_CONTIGUOUS = "NOT_F_CONTIGUOUS"
     NOT_GROUP_BACKED = "NOT_GROUP_BACKED"
-    NOT_SQUARE = "NOT_SQUARE"
+    NOT_SQUARE = "NOT_SQUARE", "shape"
     NO_OPERAND = "NO_OPERAND"
     OPERAND_COUNT = "OPERAND_COUNT"
-    OUT_MISMATCH = "OUT_MISMATCH"
+    OUT_MISMATCH = (
+        "OUT_MISMATCH",
+        "actual_dtype",
+        "actual_shape",
+        "expected_dtype",
+        "expected_shape",
+    )
     RANK_MISMATCH = "RANK_MISMATCH"
     READ_ONLY = "READ_ONLY"
-    ROLE_CONFLICT = "ROLE_CONFLICT"
+    ROLE_CONFLICT = "ROLE_CONFLICT", "axes"
     SCALAR_OUT_OF_RANGE = "SCALAR_OUT_OF_RANGE"
     SHAPE_MISMATCH = "SHAPE_MISMATCH"
-    SHAPE_OVERFLOW = "SHAPE_OVERFLOW"
+    SHAPE_OVERFLOW = "SHAPE_OVERFLOW", "shape"
     SUBSCRIPTS = "SUBSCRIPTS"
-    SYNTAX = "SYNTAX"
+    SYNTAX = "SYNTAX", "expression"
     TENSOR_MEMORY = "TENSOR_MEMORY"
     TOO_DEEP = "TOO_DEEP"
     TOO_MANY_INDICES = "TOO_MANY_INDICES"
-    UNKNOWN_NAME = "UNKNOWN_NAME"
-    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION"
-    UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE"
+    UNKNOWN_NAME = "UNKNOWN_NAME", "name"
+    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION", "part"
+    UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE", "index"
     UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
-    UNUSED_OPERAND = "UNUSED_OPERAND"
+    UNUSED_OPERAND = "UNUSED_OPERAND", "names"
 
 
-class DTypeKind(StrEnum):
+class DTypeKind(Kind):
     """The kinds of `DTypeError`."""
 
     DTYPE_MISMATCH = "DTYPE_MISMATCH"
-    SCALAR_DTYPE = "SCALAR_DTYPE"
+    SCALAR_DTYPE = "SCALAR_DTYPE", "dtype", "scalar"
     UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
 
 
-class RuntimeStateKind(StrEnum):
+class RuntimeStateKind(Kind):
     """The kinds of `RuntimeStateError`."""
 
-    BACKEND_BUFFER = "BACKEND_BUFFER"
+    BACKEND_BUFFER = "BACKEND_BUFFER", "placement"
     CLIENT_CLOSED = "CLIENT_CLOSED"
-    FORKED_DOMAIN = "FORKED_DOMAIN"
+    FORKED_DOMAIN = "FORKED_DOMAIN", "owner_pid"
     GROUP_BACKED = "GROUP_BACKED"
-    NOT_HOST = "NOT_HOST"
+    NOT_HOST = "NOT_HOST", "memory_kind"
     NOT_PICKLABLE = "NOT_PICKLABLE"
     NOT_SHARED_MEMORY = "NOT_SHARED_MEMORY"
     NO_WORKERS = "NO_WORKERS"
     PROVIDER = "PROVIDER"
     RUNTIME_STATE = "RUNTIME_STATE"
-    SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED"
+    SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED", "service"
     UNSUPPORTED_PLATFORM = "UNSUPPORTED_PLATFORM"
 
 
-class HostAccessKind(StrEnum):
+class HostAccessKind(Kind):
     """The kinds of `HostAccessError`."""
 
-    FOREIGN_DOMAIN = "FOREIGN_DOMAIN"
-    PROVIDER = "PROVIDER"
-    SEGMENT_GONE = "SEGMENT_GONE"
-    SEGMENT_SHRUNK = "SEGMENT_SHRUNK"
-    UNSUPPORTED = "UNSUPPORTED"
-    UNTRUSTED_SEGMENT = "UNTRUSTED_SEGMENT"
+    FOREIGN_DOMAIN = "FOREIGN_DOMAIN", "allocation"
+    PROVIDER = "PROVIDER", "name"
+    SEGMENT_GONE = "SEGMENT_GONE", "name", "owner_pid"
+    SEGMENT_SHRUNK = "SEGMENT_SHRUNK", "actual", "expected", "name"
+    UNSUPPORTED = "UNSUPPORTED", "placement"
+    UNTRUSTED_SEGMENT = "UNTRUSTED_SEGMENT", "name"
 
 
-class GroupKind(StrEnum):
+class GroupKind(Kind):
     """The kinds of `GroupError`."""
 
     ALIASED_ALLOCATION = "ALIASED_ALLOCATION"
     ALREADY_MAPPED = "ALREADY_MAPPED"
-    DESCRIPTOR_SLOT_OUT_OF_BOUNDS = "DESCRIPTOR_SLOT_OUT_OF_BOUNDS"
-    DESCRIPTOR_SLOT_VACANT = "DESCRIPTOR_SLOT_VACANT"
+    DESCRIPTOR_SLOT_OUT_OF_BOUNDS = "DESCRIPTOR_SLOT_OUT_OF_BOUNDS", "descriptor_count", "slot"
+    DESCRIPTOR_SLOT_VACANT = "DESCRIPTOR_SLOT_VACANT", "slot"
     GROUP = "GROUP"
-    GROUP_MOVED = "GROUP_MOVED"
+    GROUP_MOVED = "GROUP_MOVED", "moved_by"
     INVALID_LAYOUT = "INVALID_LAYOUT"
     SAME_GROUP = "SAME_GROUP"
-    SHARED_OWNER = "SHARED_OWNER"
+    SHARED_OWNER = "SHARED_OWNER", "sharing", "slot"
 
 
-class AccessKind(StrEnum):
+class AccessKind(Kind):
     """The kinds of `AccessError`."""
 
-    DTYPE_MISMATCH = "DTYPE_MISMATCH"
+    DTYPE_MISMATCH = "DTYPE_MISMATCH", "actual", "expected"
     INVALID_LAYOUT = "INVALID_LAYOUT"
-    LENGTH_MISMATCH = "LENGTH_MISMATCH"
+    LENGTH_MISMATCH = "LENGTH_MISMATCH", "actual", "expected"
     PROVIDER = "PROVIDER"
-    UNSUPPORTED = "UNSUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED", "backend"
 
 
-class RootImportKind(StrEnum):
+class RootImportKind(Kind):
     """The kinds of `RootImportError`."""
 
     MISSING_ALLOCATION_IDENTITY = "MISSING_ALLOCATION_IDENTITY"
 
 
-class DeviceAccessKind(StrEnum):
+class DeviceAccessKind(Kind):
     """The kinds of `DeviceAccessError`."""
 
     INVALID_REQUEST = "INVALID_REQUEST"
-    PROVIDER = "PROVIDER"
-    UNSUPPORTED = "UNSUPPORTED"
+    PROVIDER = "PROVIDER", "backend"
+    UNSUPPORTED = "UNSUPPORTED", "backend"
 
 
-class BorrowKind(StrEnum):
+class BorrowKind(Kind):
     """The kinds of `BorrowError`."""
 
     ADOPTED_STILL_REFERENCED = "ADOPTED_STILL_REFERENCED"
-    ALIASED = "ALIASED"
+    ALIASED = "ALIASED", "aliases"
     BORROW_ENDED = "BORROW_ENDED"
     BROADCAST_VIEW = "BROADCAST_VIEW"
-    EXCLUSIVELY_BORROWED = "EXCLUSIVELY_BORROWED"
-    IN_USE = "IN_USE"
+    EXCLUSIVELY_BORROWED = "EXCLUSIVELY_BORROWED", "holder"
+    IN_USE = "IN_USE", "readers"
     OUT_ALIASES_INPUT = "OUT_ALIASES_INPUT"
     READ_ONLY = "READ_ONLY"
     RELEASED = "RELEASED"
     UNSUPPORTED = "UNSUPPORTED"
 
 
-class NotCopyableKind(StrEnum):
+class NotCopyableKind(Kind):
     """The kinds of `NotCopyableError`."""
 
     NOT_COPYABLE = "NOT_COPYABLE"
 
 
-class MovedTensorKind(StrEnum):
+class MovedTensorKind(Kind):
     """The kinds of `MovedTensorError`."""
 
     MOVED = "MOVED"
 
 
-class ReinterpretKind(StrEnum):
+class ReinterpretKind(Kind):
     """The kinds of `ReinterpretError`."""
 
-    GROUP_BACKED = "GROUP_BACKED"
-    NOT_HOST_OWNER = "NOT_HOST_OWNER"
+    GROUP_BACKED = "GROUP_BACKED", "allocation"
+    NOT_HOST_OWNER = "NOT_HOST_OWNER", "allocation"
     PARTIAL_OWNER = "PARTIAL_OWNER"
     REINTERPRET = "REINTERPRET"
     REINTERPRETED = "REINTERPRETED"
 
 
-class CopyForbiddenKind(StrEnum):
+class CopyForbiddenKind(Kind):
     """The kinds of `CopyForbiddenError`."""
 
     COPY_FORBIDDEN = "COPY_FORBIDDEN"
 
 
-class InteropKind(StrEnum):
+class InteropKind(Kind):
     """The kinds of `InteropError`."""
 
     COPY_REQUIRED = "COPY_REQUIRED"
@@ -271,22 +300,22 @@ class InteropKind(StrEnum):
     UNSUPPORTED_DEVICE = "UNSUPPORTED_DEVICE"
 
 
-class OutOfMemoryKind(StrEnum):
+class OutOfMemoryKind(Kind):
     """The kinds of `OutOfMemoryError`."""
 
     OUT_OF_MEMORY = "OUT_OF_MEMORY"
 
 
-class PromotionKind(StrEnum):
+class PromotionKind(Kind):
     """The kinds of `PromotionError`."""
 
     INPLACE_MISMATCH = "INPLACE_MISMATCH"
     NO_PROMOTION = "NO_PROMOTION"
     SCALAR_DTYPE = "SCALAR_DTYPE"
-    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "dtype"
 
 
-class IndexOutOfRangeKind(StrEnum):
+class IndexOutOfRangeKind(Kind):
     """The kinds of `IndexOutOfRangeError`."""
 
     INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
@@ -295,22 +324,22 @@ class IndexOutOfRangeKind(StrEnum):
     INVALID_INDEX = "INVALID_INDEX"
 
 
-class LinAlgKind(StrEnum):
+class LinAlgKind(Kind):
     """The kinds of `LinAlgError`."""
 
-    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT", "batch_index"
     LINALG = "LINALG"
-    NOT_CONVERGED = "NOT_CONVERGED"
-    NOT_FINITE = "NOT_FINITE"
+    NOT_CONVERGED = "NOT_CONVERGED", "batch_index"
+    NOT_FINITE = "NOT_FINITE", "batch_index"
     NOT_POSITIVE_DEFINITE = "NOT_POSITIVE_DEFINITE"
-    SINGULAR = "SINGULAR"
+    SINGULAR = "SINGULAR", "batch_index"
 
 
 # ---------------------------------------------------------------------------- the errors
 class TenferroError(Exception):
     """Base class of every tenferro error."""
 
-    kinds: ClassVar[type[StrEnum]] = TenferroKind
+    kinds: ClassVar[type[Kind]] = TenferroKind
     default_kind: ClassVar[str] = TenferroKind.ERROR
 
     def __init__(self, op: str, message: str, *, kind: str | None = None, **details: Any) -> None:
@@ -344,7 +373,7 @@ def _rebuild(
 class ValidationError(TenferroError, ValueError):
     """Bad shapes, lengths, axes or arguments."""
 
-    kinds: ClassVar[type[StrEnum]] = ValidationKind
+    kinds: ClassVar[type[Kind]] = ValidationKind
     default_kind: ClassVar[str] = ValidationKind.INVALID_ARGUMENT
 
 
@@ -354,56 +383,56 @@ class DTypeError(ValidationError, TypeError):
     Also a `ValidationError` (and so a ValueError), as before this family existed.
     """
 
-    kinds: ClassVar[type[StrEnum]] = DTypeKind
+    kinds: ClassVar[type[Kind]] = DTypeKind
     default_kind: ClassVar[str] = DTypeKind.DTYPE_MISMATCH
 
 
 class RuntimeStateError(TenferroError, RuntimeError):
     """The operation cannot run on this state (e.g. a backend buffer on the CPU engine)."""
 
-    kinds: ClassVar[type[StrEnum]] = RuntimeStateKind
+    kinds: ClassVar[type[Kind]] = RuntimeStateKind
     default_kind: ClassVar[str] = RuntimeStateKind.RUNTIME_STATE
 
 
 class HostAccessError(TenferroError):
     """Memory cannot be read or written from the host (kinds UNSUPPORTED, FOREIGN_DOMAIN, ...)."""
 
-    kinds: ClassVar[type[StrEnum]] = HostAccessKind
+    kinds: ClassVar[type[Kind]] = HostAccessKind
     default_kind: ClassVar[str] = HostAccessKind.UNSUPPORTED
 
 
 class GroupError(TenferroError):
     """Allocation-group misuse (DESCRIPTOR_SLOT_VACANT, DESCRIPTOR_SLOT_OUT_OF_BOUNDS, ...)."""
 
-    kinds: ClassVar[type[StrEnum]] = GroupKind
+    kinds: ClassVar[type[Kind]] = GroupKind
     default_kind: ClassVar[str] = GroupKind.GROUP
 
 
 class AccessError(TenferroError):
     """A span or mapping request was refused (INVALID_LAYOUT, DTYPE_MISMATCH, ...)."""
 
-    kinds: ClassVar[type[StrEnum]] = AccessKind
+    kinds: ClassVar[type[Kind]] = AccessKind
     default_kind: ClassVar[str] = AccessKind.INVALID_LAYOUT
 
 
 class RootImportError(TenferroError):
     """A buffer could not be imported as an allocation root."""
 
-    kinds: ClassVar[type[StrEnum]] = RootImportKind
+    kinds: ClassVar[type[Kind]] = RootImportKind
     default_kind: ClassVar[str] = RootImportKind.MISSING_ALLOCATION_IDENTITY
 
 
 class DeviceAccessError(TenferroError):
     """A device access request was refused by the provider."""
 
-    kinds: ClassVar[type[StrEnum]] = DeviceAccessKind
+    kinds: ClassVar[type[Kind]] = DeviceAccessKind
     default_kind: ClassVar[str] = DeviceAccessKind.UNSUPPORTED
 
 
 class BorrowError(TenferroError):
     """An exclusive borrow (or a move) was refused because the buffer is still aliased."""
 
-    kinds: ClassVar[type[StrEnum]] = BorrowKind
+    kinds: ClassVar[type[Kind]] = BorrowKind
     default_kind: ClassVar[str] = BorrowKind.ALIASED
 
 
@@ -414,42 +443,42 @@ class NotCopyableError(BorrowError, GroupError):
     and a `GroupError` (what groups and owners raised).
     """
 
-    kinds: ClassVar[type[StrEnum]] = NotCopyableKind
+    kinds: ClassVar[type[Kind]] = NotCopyableKind
     default_kind: ClassVar[str] = NotCopyableKind.NOT_COPYABLE
 
 
 class MovedTensorError(TenferroError):
     """The tensor was moved by an earlier operation and can no longer be used."""
 
-    kinds: ClassVar[type[StrEnum]] = MovedTensorKind
+    kinds: ClassVar[type[Kind]] = MovedTensorKind
     default_kind: ClassVar[str] = MovedTensorKind.MOVED
 
 
 class ReinterpretError(TenferroError):
     """A storage narrowing (e.g. group-backed to plain host) is not possible."""
 
-    kinds: ClassVar[type[StrEnum]] = ReinterpretKind
+    kinds: ClassVar[type[Kind]] = ReinterpretKind
     default_kind: ClassVar[str] = ReinterpretKind.REINTERPRET
 
 
 class CopyForbiddenError(TenferroError):
     """A physical copy was attempted inside ``forbid_copies()``."""
 
-    kinds: ClassVar[type[StrEnum]] = CopyForbiddenKind
+    kinds: ClassVar[type[Kind]] = CopyForbiddenKind
     default_kind: ClassVar[str] = CopyForbiddenKind.COPY_FORBIDDEN
 
 
 class InteropError(TenferroError, BufferError):
     """A DLPack export or import cannot honour the request without a copy (a BufferError)."""
 
-    kinds: ClassVar[type[StrEnum]] = InteropKind
+    kinds: ClassVar[type[Kind]] = InteropKind
     default_kind: ClassVar[str] = InteropKind.INTEROP
 
 
 class OutOfMemoryError(TenferroError, MemoryError):
     """An allocation could not be satisfied (no memory or no space left); also a MemoryError."""
 
-    kinds: ClassVar[type[StrEnum]] = OutOfMemoryKind
+    kinds: ClassVar[type[Kind]] = OutOfMemoryKind
     default_kind: ClassVar[str] = OutOfMemoryKind.OUT_OF_MEMORY
 
 
@@ -469,14 +498,14 @@ class PromotionError(DTypeError):
     """Operand dtypes have no common type under the array API's rules (a `DTypeError`,
     so also a TypeError)."""
 
-    kinds: ClassVar[type[StrEnum]] = PromotionKind
+    kinds: ClassVar[type[Kind]] = PromotionKind
     default_kind: ClassVar[str] = PromotionKind.NO_PROMOTION
 
 
 class IndexOutOfRangeError(ValidationError, IndexError):
     """An index names an element outside an axis (also an IndexError)."""
 
-    kinds: ClassVar[type[StrEnum]] = IndexOutOfRangeKind
+    kinds: ClassVar[type[Kind]] = IndexOutOfRangeKind
     default_kind: ClassVar[str] = IndexOutOfRangeKind.INDEX_OUT_OF_RANGE
 
 
@@ -488,5 +517,5 @@ class LinAlgError(TenferroError, np.linalg.LinAlgError):
     matrix); kinds: NOT_CONVERGED, SINGULAR, NOT_POSITIVE_DEFINITE.
     """
 
-    kinds: ClassVar[type[StrEnum]] = LinAlgKind
+    kinds: ClassVar[type[Kind]] = LinAlgKind
     default_kind: ClassVar[str] = LinAlgKind.LINALG

@@ -37,6 +37,10 @@ __all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal", "ufunc_on_borrows"
 
 Shape = tuple[int, ...]
 
+#: Entries a layout cache of this module (byte strides, reshapes) holds before it is
+#: cleared: every layout a program reuses, bounded for one that makes new ones.
+_CACHE_ENTRIES = 4096
+
 
 class _ViewBase(ArrayMethods, NotCopyable):
     __slots__ = ("_dtype", "_offset", "_shape", "_source", "_strides")
@@ -107,7 +111,7 @@ class _ViewBase(ArrayMethods, NotCopyable):
         strides = _byte_strides.get(key)
         if strides is None:
             strides = tuple([s * isz for s in self._strides])
-            if len(_byte_strides) >= 4096:
+            if len(_byte_strides) >= _CACHE_ENTRIES:
                 _byte_strides.clear()
             _byte_strides[key] = strides
         return np.ndarray(shape, want, root, self._offset * isz, strides)
@@ -226,7 +230,7 @@ class _ViewBase(ArrayMethods, NotCopyable):
                     return self._derive(shape, strides, self._offset)
         op = f"{self._kind}.reshape_view"
         new = normalize_shape(shape, op, isz)
-        if len(_reshapes) >= 4096:
+        if len(_reshapes) >= _CACHE_ENTRIES:
             _reshapes.clear()
         _reshapes[(new, isz)] = (shape_size(new), col_major_strides(new))
         if shape_size(new) != self.size:

@@ -172,10 +172,14 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
     The hot path pins both buffers and only then checks them for an exclusive
     borrow (`HostBuffer.pin`, inlined), reads both ``HostBuffer.flat`` arrays
     directly (no alias, no view objects), takes a buffer from the pool
-    (`BufferPool.acquire`, inlined: this is the per-operation cost the benchmarks
-    measure) and writes it with one ufunc call. Anything else (views, scalars,
-    ``out=``, group storage, dtypes outside ``fast``, a borrowed operand,
-    errors) goes through `ElementwiseOps._binary`.
+    (``self._pool.acquire``), writes it with one ufunc call (`_large_binary`:
+    one threaded numexpr pass for a large + - * /) and builds the `Tensor` by hand (the fields
+    of `tensor._pooled`, inlined: this is the per-operation cost the benchmarks
+    measure). A ufunc that raises drops the output, never pooled, and clears both
+    operands' recyclers (the traceback keeps their arrays). A plain tensor and a
+    Python scalar (``t * 2.0``) take `_fast_scalar`. Anything else (views,
+    ``out=``, group storage, dtypes outside ``fast``, a borrowed operand, errors)
+    goes through `ElementwiseOps._binary`.
     """
     ufunc = spec.ufunc
 

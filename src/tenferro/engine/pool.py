@@ -68,6 +68,10 @@ FLOOR_LIMIT_BYTES = 100 * 2**20
 CEILING_LIMIT_BYTES = 4 * 2**30
 #: The default cap is this fraction of the machine's physical memory.
 MEMORY_SHARE = 32
+#: The return lane takes buffers of at most 1/_LANE_SHARE of the cap ...
+_LANE_SHARE = 256
+#: ... and never of more than this many bytes.
+_LANE_BYTES_MAX = 1 << 20
 
 
 def machine_memory_bytes() -> int | None:
@@ -201,7 +205,7 @@ def _lane_bytes(limit: int) -> int:
     """Largest buffer that may wait in the return lane (-1: no lane): 1/256 of the cap."""
     if limit < _LANE_MIN_LIMIT:
         return -1
-    return min(1 << 20, limit >> 8)
+    return min(_LANE_BYTES_MAX, limit // _LANE_SHARE)
 
 
 def _shelf_limit(limit: int, lane_bytes: int) -> int:

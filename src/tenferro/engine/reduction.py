@@ -51,6 +51,9 @@ _Plan = tuple[tuple[int, ...], tuple[int, ...], "tuple[int, ...] | None", Any, i
 #: `_plan` per (shape, axes, keepdims): the shapes of the hot path cost more to
 #: build than a small reduction's kernel.
 _plans: dict[tuple[tuple[int, ...], tuple[int, ...], bool], _Plan] = {}
+#: Plans `_plans` holds before it is cleared: every (shape, axes) a program reuses,
+#: bounded for one that reduces ever new shapes.
+_MAX_PLANS = 1024
 
 
 def _plan(shape: tuple[int, ...], ax: tuple[int, ...], keepdims: bool) -> _Plan:
@@ -72,7 +75,7 @@ def _plan(shape: tuple[int, ...], ax: tuple[int, ...], keepdims: bool) -> _Plan:
         rev[0] if len(rev) == 1 else rev,
         shape_size(kept),
     )
-    if len(_plans) >= 1024:
+    if len(_plans) >= _MAX_PLANS:
         _plans.clear()
     _plans[(shape, ax, keepdims)] = plan
     return plan

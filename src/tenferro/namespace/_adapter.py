@@ -115,8 +115,8 @@ def descriptor(x: Any) -> tuple[Shape, Shape, int]:
 def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
     """Run ``kernel(nd)`` into a pooled output of the default engine; ``nd`` is F-ordered.
 
-    The kernel must write every element of ``nd``; a kernel that raises gives the
-    buffer back to the pool.
+    The kernel must write every element of ``nd``; a kernel that raises drops the
+    buffer, which is never pooled (`EngineBase._run` says why).
     """
     return _engine()._run(op, shape, dtype, kernel)
 

@@ -106,7 +106,7 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the rest. Ownership: **computes**."""
     op = "tenferro.vecdot"
     a, b = _numeric_vectors(x1, x2, op, "vecdot")
@@ -141,21 +141,21 @@ def dot(a: Any, b: Any, /) -> Any:
     return emit(op, compute(op, lambda u, v: np.asarray(np.dot(u, v)), (p, q)))
 
 
-def outer(a: Any, b: Any, /) -> Any:
+def outer(a: Any, b: Any, /) -> Tensor:
     """The outer product of two vectors (flattened). Ownership: **computes**."""
     op = "tenferro.outer"
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.outer, (p, q)))
 
 
-def kron(a: Any, b: Any, /) -> Any:
+def kron(a: Any, b: Any, /) -> Tensor:
     """The Kronecker product. Ownership: **computes** a pooled output."""
     op = "tenferro.kron"
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.kron, (p, q)))
 
 
-def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
+def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Tensor:
     """numpy's ``trace``: the sum of a diagonal. Ownership: **computes** a pooled output."""
     op = "tenferro.trace"
     check_array(x, op)
@@ -169,7 +169,7 @@ def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any
     )
 
 
-def diag(x: Any, /, k: int = 0) -> Any:
+def diag(x: Any, /, k: int = 0) -> Tensor:
     """numpy's ``diag``: a 1-D array to a diagonal matrix, a matrix to its diagonal.
 
     Ownership: **computes** a pooled output.
@@ -181,7 +181,7 @@ def diag(x: Any, /, k: int = 0) -> Any:
     return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
 
 
-def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """numpy's ``diagonal``: the ``offset``-th diagonal of axes ``axis1`` and ``axis2``.
 
     The diagonal becomes the last axis (as in numpy). Ownership: **computes** a

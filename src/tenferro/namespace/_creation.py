@@ -16,7 +16,7 @@ import numpy as np
 from ..copies import record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, ValidationError
-from ..tensor import from_numpy
+from ..tensor import Tensor, from_numpy
 from ._adapter import ARRAY_TYPES, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg
 
@@ -278,7 +278,7 @@ def arange(
     *,
     dtype: Any = None,
     device: Any = None,
-) -> Any:
+) -> Tensor:
     """Evenly spaced values in ``[start, stop)``. Ownership: **creates** a pooled tensor."""
     op = "tenferro.arange"
     _check_device(device, op)
@@ -302,7 +302,7 @@ def linspace(
     dtype: Any = None,
     device: Any = None,
     endpoint: bool = True,
-) -> Any:
+) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``. Ownership: **creates**."""
     op = "tenferro.linspace"
     _check_device(device, op)
@@ -323,7 +323,7 @@ def eye(
     k: int = 0,
     dtype: Any = None,
     device: Any = None,
-) -> Any:
+) -> Tensor:
     """Ones on the ``k``-th diagonal, zeros elsewhere. Ownership: **creates** a pooled tensor."""
     op = "tenferro.eye"
     _check_device(device, op)
@@ -346,7 +346,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     return [emit(op, g) for g in grids]
 
 
-def tril(x: Any, /, *, k: int = 0) -> Any:
+def tril(x: Any, /, *, k: int = 0) -> Tensor:
     """The lower triangle (on and below the ``k``-th diagonal) of the last two axes.
 
     Ownership: **computes** a pooled output.
@@ -356,7 +356,7 @@ def tril(x: Any, /, *, k: int = 0) -> Any:
     return emit(op, compute(op, lambda a: np.tril(a, k), (x,)))
 
 
-def triu(x: Any, /, *, k: int = 0) -> Any:
+def triu(x: Any, /, *, k: int = 0) -> Tensor:
     """The upper triangle of the last two axes. Ownership: **computes** a pooled output."""
     op = "tenferro.triu"
     check_array(x, op)
@@ -400,8 +400,12 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
     return emit(op, compute(op, lambda a: a.astype(dt.numpy), (x,)))
 
 
+#: numpy's spelling, for autoray's numpy-style callers.
+array = asarray
+
 __all__ = [
     "arange",
+    "array",
     "asarray",
     "astype",
     "empty",

@@ -10,11 +10,12 @@ read without copying.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..dtype import CATEGORIES, DType
+from ..tensor import Tensor
 from ._adapter import ARRAY_TYPES, binary_function, compute, emit, ufunc_into, unary_function
 from ._core import (
     broadcast_shapes,
@@ -238,7 +239,100 @@ for _row in _BINARY:
     FUNCTIONS[_row[0]] = _make_binary(*_row)
 
 
-def real(x: Any, /) -> Any:
+class UnaryFunction(Protocol):
+    """``f(x, /)``: an elementwise function of one array or view (a row of `_UNARY`)."""
+
+    def __call__(self, x: Any, /) -> Tensor: ...
+
+
+class BinaryFunction(Protocol):
+    """``f(x1, x2, /)``: an elementwise function of two operands, arrays, views or
+    Python scalars, at least one an array (a row of `_BINARY`)."""
+
+    def __call__(self, x1: Any, x2: Any, /) -> Tensor: ...
+
+
+# The table's functions under their own names, typed by their family's protocol.
+abs: UnaryFunction = FUNCTIONS["abs"]
+acos: UnaryFunction = FUNCTIONS["acos"]
+acosh: UnaryFunction = FUNCTIONS["acosh"]
+asin: UnaryFunction = FUNCTIONS["asin"]
+asinh: UnaryFunction = FUNCTIONS["asinh"]
+atan: UnaryFunction = FUNCTIONS["atan"]
+atanh: UnaryFunction = FUNCTIONS["atanh"]
+bitwise_invert: UnaryFunction = FUNCTIONS["bitwise_invert"]
+ceil: UnaryFunction = FUNCTIONS["ceil"]
+conj: UnaryFunction = FUNCTIONS["conj"]
+cos: UnaryFunction = FUNCTIONS["cos"]
+cosh: UnaryFunction = FUNCTIONS["cosh"]
+exp: UnaryFunction = FUNCTIONS["exp"]
+expm1: UnaryFunction = FUNCTIONS["expm1"]
+floor: UnaryFunction = FUNCTIONS["floor"]
+isfinite: UnaryFunction = FUNCTIONS["isfinite"]
+isinf: UnaryFunction = FUNCTIONS["isinf"]
+isnan: UnaryFunction = FUNCTIONS["isnan"]
+log: UnaryFunction = FUNCTIONS["log"]
+log10: UnaryFunction = FUNCTIONS["log10"]
+log1p: UnaryFunction = FUNCTIONS["log1p"]
+log2: UnaryFunction = FUNCTIONS["log2"]
+logical_not: UnaryFunction = FUNCTIONS["logical_not"]
+negative: UnaryFunction = FUNCTIONS["negative"]
+positive: UnaryFunction = FUNCTIONS["positive"]
+reciprocal: UnaryFunction = FUNCTIONS["reciprocal"]
+round: UnaryFunction = FUNCTIONS["round"]
+sign: UnaryFunction = FUNCTIONS["sign"]
+signbit: UnaryFunction = FUNCTIONS["signbit"]
+sin: UnaryFunction = FUNCTIONS["sin"]
+sinh: UnaryFunction = FUNCTIONS["sinh"]
+sqrt: UnaryFunction = FUNCTIONS["sqrt"]
+square: UnaryFunction = FUNCTIONS["square"]
+tan: UnaryFunction = FUNCTIONS["tan"]
+tanh: UnaryFunction = FUNCTIONS["tanh"]
+trunc: UnaryFunction = FUNCTIONS["trunc"]
+add: BinaryFunction = FUNCTIONS["add"]
+atan2: BinaryFunction = FUNCTIONS["atan2"]
+bitwise_and: BinaryFunction = FUNCTIONS["bitwise_and"]
+bitwise_left_shift: BinaryFunction = FUNCTIONS["bitwise_left_shift"]
+bitwise_or: BinaryFunction = FUNCTIONS["bitwise_or"]
+bitwise_right_shift: BinaryFunction = FUNCTIONS["bitwise_right_shift"]
+bitwise_xor: BinaryFunction = FUNCTIONS["bitwise_xor"]
+copysign: BinaryFunction = FUNCTIONS["copysign"]
+divide: BinaryFunction = FUNCTIONS["divide"]
+equal: BinaryFunction = FUNCTIONS["equal"]
+floor_divide: BinaryFunction = FUNCTIONS["floor_divide"]
+greater: BinaryFunction = FUNCTIONS["greater"]
+greater_equal: BinaryFunction = FUNCTIONS["greater_equal"]
+hypot: BinaryFunction = FUNCTIONS["hypot"]
+less: BinaryFunction = FUNCTIONS["less"]
+less_equal: BinaryFunction = FUNCTIONS["less_equal"]
+logaddexp: BinaryFunction = FUNCTIONS["logaddexp"]
+logical_and: BinaryFunction = FUNCTIONS["logical_and"]
+logical_or: BinaryFunction = FUNCTIONS["logical_or"]
+logical_xor: BinaryFunction = FUNCTIONS["logical_xor"]
+maximum: BinaryFunction = FUNCTIONS["maximum"]
+minimum: BinaryFunction = FUNCTIONS["minimum"]
+multiply: BinaryFunction = FUNCTIONS["multiply"]
+nextafter: BinaryFunction = FUNCTIONS["nextafter"]
+not_equal: BinaryFunction = FUNCTIONS["not_equal"]
+pow: BinaryFunction = FUNCTIONS["pow"]
+remainder: BinaryFunction = FUNCTIONS["remainder"]
+subtract: BinaryFunction = FUNCTIONS["subtract"]
+
+# numpy's spellings of some of them (autoray's numpy-style callers use these).
+absolute: UnaryFunction = abs
+arccos: UnaryFunction = acos
+arccosh: UnaryFunction = acosh
+arcsin: UnaryFunction = asin
+arcsinh: UnaryFunction = asinh
+arctan: UnaryFunction = atan
+arctan2: BinaryFunction = atan2
+arctanh: UnaryFunction = atanh
+conjugate: UnaryFunction = conj
+power: BinaryFunction = pow
+true_divide: BinaryFunction = divide
+
+
+def real(x: Any, /) -> Tensor:
     """The real part; a real array is returned as a new array of its values.
 
     Ownership: **computes** a pooled output (the real parts as a new array).
@@ -249,7 +343,7 @@ def real(x: Any, /) -> Any:
     return emit(op, compute(op, lambda a: np.real(a), (x,)))
 
 
-def imag(x: Any, /) -> Any:
+def imag(x: Any, /) -> Tensor:
     """The imaginary part of a complex array. Ownership: **computes** a pooled output."""
     op = "tenferro.imag"
     check_array(x, op)

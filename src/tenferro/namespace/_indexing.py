@@ -369,7 +369,7 @@ def index_value(x: Any) -> int:
     return int(scalar_value(x, "__index__"))
 
 
-def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
     """Elements of ``x`` at integer ``indices`` along ``axis``. Ownership: **computes**."""
     op = "tenferro.take"
     check_array(x, op)
@@ -387,7 +387,7 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
         raise IndexOutOfRangeError(op, str(exc)) from None
 
 
-def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
+def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
     """Elements picked along ``axis`` by ``indices`` (numpy's rule). Ownership: **computes**."""
     op = "tenferro.take_along_axis"
     check_array(x, op)

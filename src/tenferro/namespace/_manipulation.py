@@ -308,7 +308,7 @@ def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
     return want, tuple(int(s) for s in res.strides), int(start)
 
 
-def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Tensor:
     """Arrays joined along ``axis`` (flattened when None). Ownership: **computes**."""
     op = "tenferro.concat"
     arrays = tuple(arrays)
@@ -323,7 +323,7 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
 
-def stack(arrays: Any, /, *, axis: int = 0) -> Any:
+def stack(arrays: Any, /, *, axis: int = 0) -> Tensor:
     """Arrays stacked along a new ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.stack"
     arrays = tuple(arrays)
@@ -336,22 +336,26 @@ def stack(arrays: Any, /, *, axis: int = 0) -> Any:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
 
-def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
+def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Tensor:
     """Elements shifted along ``axis`` (cyclically). Ownership: **computes**."""
     op = "tenferro.roll"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.roll(a, shift, axis=axis), (x,)))
 
 
-def tile(x: Any, repetitions: Any, /) -> Any:
+def tile(x: Any, repetitions: Any, /) -> Tensor:
     """``x`` repeated ``repetitions`` times per axis. Ownership: **computes**."""
     op = "tenferro.tile"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.tile(a, tuple(repetitions)), (x,)))
 
 
-def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
     """Each element repeated ``repeats`` times along ``axis``. Ownership: **computes**."""
     op = "tenferro.repeat"
     check_array(x, op)
     return emit(op, compute(op, lambda a, r: np.repeat(a, r, axis=axis), (x, repeats)))
+
+
+#: numpy's spelling, for autoray's numpy-style callers.
+concatenate = concat

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..copies import record_copy
 from ..dtype import DType
+from ..tensor import Tensor
 from ._adapter import ARRAY_TYPES, compute, emit, is_owner
 from ._core import check_array, operand_dtype
 from ._creation import asarray
@@ -35,7 +36,7 @@ __all__ = [
 _COMPLEX_OF = {DType.F32: DType.C32, DType.F64: DType.C64}
 
 
-def complex(re: Any, im: Any, /) -> Any:
+def complex(re: Any, im: Any, /) -> Tensor:
     """``re + 1j * im`` for real arrays (broadcast, promoted). Ownership: **computes**."""
     op = "tenferro.complex"
     dt = operand_dtype((re, im), op)
@@ -43,14 +44,14 @@ def complex(re: Any, im: Any, /) -> Any:
     return emit(op, compute(op, lambda r, i: np.asarray(r + 1j * i, dtype=out.numpy), (re, im)))
 
 
-def pad(x: Any, pad_width: Any, /, mode: str = "constant", **kwargs: Any) -> Any:
+def pad(x: Any, pad_width: Any, /, mode: str = "constant", **kwargs: Any) -> Tensor:
     """numpy's ``pad``. Ownership: **computes** a new pooled output."""
     op = "tenferro.pad"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.pad(a, pad_width, mode=mode, **kwargs), (x,)))  # type: ignore[call-overload]
 
 
-def isclose(a: Any, b: Any, /, rtol: float = 1e-05, atol: float = 1e-08) -> Any:
+def isclose(a: Any, b: Any, /, rtol: float = 1e-05, atol: float = 1e-08) -> Tensor:
     """numpy's ``isclose`` (bool array). Ownership: **computes** a pooled output."""
     op = "tenferro.isclose"
     return emit(op, compute(op, lambda p, q: np.isclose(p, q, rtol=rtol, atol=atol), (a, b)))

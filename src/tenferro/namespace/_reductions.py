@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
+from ..tensor import Tensor
 from ._adapter import compute, compute_into, emit, engine
 from ._core import (
     axes_tuple,
@@ -193,7 +194,9 @@ def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     return _reduce("tenferro.any", x, np.any, axis, "any", DType.BOOL, keepdims=keepdims)
 
 
-def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
+def diff(
+    x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None
+) -> Tensor:
     """The ``n``-th discrete difference along ``axis``. Ownership: **computes**."""
     op = "tenferro.diff"
     check_array(x, op)
@@ -211,7 +214,7 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
     return emit(op, compute(op, run, (x, prepend, append)))
 
 
-def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """How many elements along ``axis`` are non-zero (int64). Ownership: **computes**."""
     op = "tenferro.count_nonzero"
     check_array(x, op)
@@ -227,7 +230,7 @@ def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any
 
 
 # ---------------------------------------------------------------------- searching
-def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the first maximum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmax"
     check_array(x, op)
@@ -237,7 +240,7 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any
     )
 
 
-def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the first minimum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmin"
     check_array(x, op)
@@ -256,7 +259,7 @@ def nonzero(x: Any, /) -> tuple[Any, ...]:
     return tuple(emit(op, r) for r in compute(op, lambda a: np.nonzero(a), (x,)))
 
 
-def where(condition: Any, x1: Any, x2: Any, /) -> Any:
+def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     """``x1`` where ``condition`` holds, else ``x2`` (broadcast, promoted).
 
     Ownership: **computes** a pooled output.
@@ -275,7 +278,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Any:
     )
 
 
-def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Tensor:
     """Insertion indices of ``x2`` into sorted 1-D ``x1`` (int64). Ownership: **computes**."""
     op = "tenferro.searchsorted"
     check_array(x1, op)
@@ -292,7 +295,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
 
 
 # ---------------------------------------------------------------------- sorting
-def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """Sorted values along ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.sort"
     check_array(x, op)
@@ -307,7 +310,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = 
     return emit(op, compute(op, run, (x,)))
 
 
-def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort ``x`` along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argsort"
     check_array(x, op)
@@ -378,7 +381,7 @@ def unique_inverse(x: Any, /) -> UniqueInverseResult:
     return UniqueInverseResult(emit(op, v), emit(op, inv))
 
 
-def unique_values(x: Any, /) -> Any:
+def unique_values(x: Any, /) -> Tensor:
     """Distinct values (sorted). Ownership: **computes** a pooled output."""
     op = "tenferro.unique_values"
     v, _, _, _ = _unique(x, op)

@@ -24,3 +24,14 @@ def _unsupported(node: ast.AST, why: str) -> ValidationError:
         kind="UNSUPPORTED_EXPRESSION",
         part=part,
     )
+
+
+def _not_a_string(expr: object) -> ValidationError:
+    """The error for an expression that is not a ``str`` (kind SYNTAX; its
+    ``expression`` is None: the error keeps no reference to the caller's object)."""
+    return ValidationError(
+        OP,
+        f"the expression must be a string, got {type(expr).__name__}",
+        kind="SYNTAX",
+        expression=None,
+    )

@@ -14,7 +14,7 @@ import numpy as np
 from ...dtype import DType
 from ...errors import ValidationError
 from ..elementwise import _ALL, _FLOATING, _NUMERIC, _REAL, weak_scalar
-from ._shared import OP, _unsupported
+from ._shared import OP, _not_a_string, _unsupported
 from .folding import _check_power, _fold
 
 _NATURAL = {bool: DType.BOOL, int: DType.I64, float: DType.F64, complex: DType.C64}
@@ -267,9 +267,7 @@ class _Compiler:
 
 def _compile(expr: str, dtypes: dict[str, DType]) -> _Program:
     if not isinstance(expr, str):
-        raise ValidationError(
-            OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
-        )
+        raise _not_a_string(expr)
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte (Python 3.11)

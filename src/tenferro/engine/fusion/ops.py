@@ -12,7 +12,7 @@ from ...errors import ValidationError
 from ...storage.host import HostBuffer
 from ...tensor import Tensor
 from .._base import EngineBase, Reads, check_out
-from ._shared import OP, Array, Shape
+from ._shared import OP, Array, Shape, _not_a_string
 from .backend import _choose
 from .kernel import _REPLAN, _built, _kernels, _small_kernel
 from .programs import _MAX_PROGRAMS, _cache_lock, _program
@@ -46,9 +46,7 @@ class FusionOps(EngineBase):
         """
         if not isinstance(expr, str):
             # INVARIANT: validated before the small path, whose cache key hashes it.
-            raise ValidationError(
-                OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
-            )
+            raise _not_a_string(expr)
         if out is None and (backend == "auto" or backend == "tiled") and operands:
             # The small path: one generated kernel per expression (`_kernel_source`).
             kernel = _kernels.get(expr)

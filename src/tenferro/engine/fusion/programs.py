@@ -8,7 +8,7 @@ from typing import Any
 
 from ...dtype import DType
 from ...errors import ValidationError
-from ._shared import OP
+from ._shared import OP, _not_a_string
 from .compiler import _compile, _Program
 from .to_numexpr import _compile_numexpr
 
@@ -19,9 +19,7 @@ _MAX_PROGRAMS = 512
 
 def _program(expr: str, dtypes: dict[str, DType], backend: str) -> _Program:
     if not isinstance(expr, str):
-        raise ValidationError(
-            OP, f"the expression must be a string, got {type(expr).__name__}", kind="SYNTAX"
-        )
+        raise _not_a_string(expr)
     key = (expr, tuple(sorted(dtypes.items(), key=lambda kv: kv[0])), backend)
     prog = _programs.get(key)
     if prog is None:

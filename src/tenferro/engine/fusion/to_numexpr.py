@@ -56,6 +56,7 @@ def _compile_numexpr(expr: str, dtypes: dict[str, DType], prog: _Program) -> Non
                 "this expression's semantics differ in numexpr (integer division or complex "
                 "abs); use the default backend",
                 kind="UNSUPPORTED_EXPRESSION",
+                part=expr,
             )
     tree = ast.parse(expr.strip(), mode="eval")
     names = {n: f"v{i}" for i, n in enumerate(prog.inputs)}
