@@ -54,7 +54,7 @@ def _check_device(device: Any, op: str) -> None:
         )
 
 
-def _filled(op: str, shape: Shape, dt: DType, value: Any) -> Any:
+def _filled(op: str, shape: Shape, dt: DType, value: Any) -> Tensor:
     def kernel(nd: Any) -> None:
         # fill writes every element of nd.
         nd.fill(value)
@@ -198,7 +198,7 @@ def _scalar_value(value: Any, dt: DType, op: str) -> Any:
 
 
 # ---------------------------------------------------------------------- filled arrays
-def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new pooled array of ``shape`` (zero-filled: pooled memory is never shown unwritten).
 
     Ownership: **creates** a new pooled tensor.
@@ -208,21 +208,21 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     return _filled(op, _shape(shape, op), dtype_arg(dtype, op) or _DEFAULT_FLOAT, 0)
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new pooled array of zeros. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.zeros"
     _check_device(device, op)
     return _filled(op, _shape(shape, op), dtype_arg(dtype, op) or _DEFAULT_FLOAT, 0)
 
 
-def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new pooled array of ones. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.ones"
     _check_device(device, op)
     return _filled(op, _shape(shape, op), dtype_arg(dtype, op) or _DEFAULT_FLOAT, 1)
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new pooled array filled with ``fill_value``. Ownership: **creates** a new tensor."""
     op = "tenferro.full"
     _check_device(device, op)
@@ -237,7 +237,7 @@ def _like(x: Any, dtype: Any, op: str) -> tuple[Shape, DType]:
     return x.shape, dtype_arg(dtype, op) or x.dtype
 
 
-def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     """A new pooled array with ``x``'s shape (zero-filled). Ownership: **creates**."""
     op = "tenferro.empty_like"
     _check_device(device, op)
@@ -245,7 +245,7 @@ def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     return _filled(op, shape, dt, 0)
 
 
-def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros with ``x``'s shape and dtype. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.zeros_like"
     _check_device(device, op)
@@ -253,7 +253,7 @@ def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     return _filled(op, shape, dt, 0)
 
 
-def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones with ``x``'s shape and dtype. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.ones_like"
     _check_device(device, op)
@@ -261,7 +261,7 @@ def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     return _filled(op, shape, dt, 1)
 
 
-def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``fill_value`` with ``x``'s shape and dtype. Ownership: **creates** a new tensor."""
     op = "tenferro.full_like"
     _check_device(device, op)

@@ -34,7 +34,7 @@ _FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
 
 def _reduce(
     op: str, x: Any, fn: Any, axis: Any, category: str, out: DType | None = None, **kw: Any
-) -> Any:
+) -> Tensor:
     """``fn(x, axis=..., out=...)`` written straight into a pooled output."""
     check_array(x, op)
     dt = x.dtype
@@ -111,29 +111,29 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     return _reduce(op, x, np.prod, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis`` (non-empty). Ownership: **computes** a pooled output."""
     return _reduce("tenferro.max", x, np.max, axis, "real numeric", keepdims=keepdims)
 
 
-def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis`` (non-empty). Ownership: **computes** a pooled output."""
     return _reduce("tenferro.min", x, np.min, axis, "real numeric", keepdims=keepdims)
 
 
-def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over ``axis``. Ownership: **computes** a pooled output."""
     return _reduce("tenferro.mean", x, np.mean, axis, "floating", keepdims=keepdims)
 
 
-def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
+def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
     """Standard deviation (``correction`` degrees of freedom). Ownership: **computes**."""
     return _reduce(
         "tenferro.std", x, np.std, axis, "real floating", ddof=correction, keepdims=keepdims
     )
 
 
-def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
     """Variance (``correction`` degrees of freedom). Ownership: **computes**."""
     return _reduce(
         "tenferro.var", x, np.var, axis, "real floating", ddof=correction, keepdims=keepdims
@@ -184,12 +184,12 @@ def cumulative_prod(
 
 
 # ---------------------------------------------------------------------- utility
-def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """True where every element along ``axis`` is non-zero. Ownership: **computes**."""
     return _reduce("tenferro.all", x, np.all, axis, "any", DType.BOOL, keepdims=keepdims)
 
 
-def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """True where some element along ``axis`` is non-zero. Ownership: **computes**."""
     return _reduce("tenferro.any", x, np.any, axis, "any", DType.BOOL, keepdims=keepdims)
 
