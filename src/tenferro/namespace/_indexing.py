@@ -253,7 +253,8 @@ def _advanced(x: Any, key: Any, op: str) -> Any:
 
 def setitem(x: Any, key: Any, value: Any) -> None:
     """``x[key] = value``: **borrows x exclusively** for the write (refused while any
-    other alias of its buffer is alive). ``value`` is an array or a Python scalar
+    other alias of its buffer is alive). A value that is the view ``x[key]`` itself
+    (the second half of ``x[key] += v``) writes nothing. ``value`` is an array or a Python scalar
     whose dtype does not promote beyond ``x``'s."""
     op = "tenferro.__setitem__"
     check_array(x, op)
@@ -266,6 +267,10 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 kind="NO_PROMOTION",
             )
         if shares_buffer(x, value):
+            if _same_elements(x, key, value):
+                # ``x[k] op= v`` is ``t = x[k]; t op= v; x[k] = t``: the update already
+                # went through the view ``t``, so storing it back writes nothing.
+                return
             raise BorrowError(
                 op,
                 "the value is a view of the array being written; copy it first "
@@ -303,6 +308,20 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 raise ValidationError(op, str(exc), kind="INVALID_INDEX") from None
 
     write(x, op, fn)
+
+
+def _same_elements(x: Any, key: Any, value: Any) -> bool:
+    """Whether ``value`` is exactly the view ``x[key]`` (same buffer, dtype and layout)."""
+    if isinstance(value, Tensor) or _basic_key(key, "tenferro.__setitem__") is None:
+        return False
+    target = getitem(x, key)
+    return bool(
+        target._source is value._source
+        and target.dtype is value.dtype
+        and target.shape == value.shape
+        and (target.strides == value.strides or target.size <= 1)
+        and target.offset == value.offset
+    )
 
 
 def _fill(items: tuple[Any, ...], vals: list[Any], key: Any) -> Any:
