@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from . import linalg
+from . import random as random  # numpy's random spellings (tenferro/random.py)
 from .copies import CopyStats, copy_stats, forbid_copies
 from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
@@ -139,4 +140,4 @@ __all__ = [
     "uint64",
 ]
 __all__ += _NAMESPACE_PUBLIC
-__all__ += ["fft"]
+__all__ += ["fft", "random"]

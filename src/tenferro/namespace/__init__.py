@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from .. import _array_methods
-from . import _autoray
+from . import _autoray, _interop
 from ._contraction import (
     diag as diag,
 )
@@ -218,6 +218,11 @@ from ._manipulation import (
 from ._manipulation import (
     unstack as unstack,
 )
+from ._numpy_more import array_split as array_split
+from ._numpy_more import indices as indices
+from ._numpy_more import split as split
+from ._numpy_more import swapaxes as swapaxes
+from ._numpy_more import to_list as to_list
 from ._numpy_style import ALIASES as _ALIASES
 from ._numpy_style import (
     allclose as allclose,
@@ -573,8 +578,18 @@ __all__ = PUBLIC = [
     "where",
     "zeros",
     "zeros_like",
+    # numpy spellings for autoray callers (`_numpy_more`)
+    "array_split",
+    "indices",
+    "split",
+    "swapaxes",
 ]
 
 # autoray (quimb, cotengra) finds these functions as `tenferro.<name>`; a few of
 # its composed helpers need tenferro's spelling (see `_autoray`).
 _autoray.install()
+
+# numpy operands (ndarray, numpy scalars) are borrowed for the call by every function
+# and operator (see `_interop`); the operators are re-registered to use the wrappers.
+_interop.install(sys.modules[__name__], PUBLIC)
+_array_methods.register(sys.modules[__name__])

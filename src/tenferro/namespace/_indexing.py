@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..copies import check_copy, count_copy
-from ..dtype import promote_types
+from ..dtype import DType, promote_types
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
@@ -389,9 +389,25 @@ def index_value(x: Any) -> int:
 
 
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
-    """Elements of ``x`` at integer ``indices`` along ``axis``. Ownership: **computes**."""
+    """Elements of ``x`` at integer ``indices`` along ``axis``. Ownership: **computes**.
+
+    ``indices`` is an integer array, or (numpy's spelling, quimb's ``isel``) a
+    Python int, which drops the axis, or a list of ints."""
     op = "tenferro.take"
     check_array(x, op)
+    if isinstance(indices, (int, np.integer)) and not isinstance(indices, bool):
+        indices = operator.index(indices)
+        ax0 = 0 if axis is None else normalize_axis(axis, x.ndim, op)
+        if axis is None and x.ndim != 1:
+            x = _flat(x)
+        try:
+            return emit(op, compute(op, lambda a: np.take(a, indices, axis=ax0), (x,)))
+        except IndexError as exc:
+            raise IndexOutOfRangeError(op, str(exc)) from None
+    if isinstance(indices, (list, tuple)):
+        from ._creation import asarray
+
+        indices = asarray(indices, dtype=DType.I64) if indices else asarray([], dtype=DType.I64)
     check_array(indices, op, "indices")
     if axis is None:
         if x.ndim != 1:
@@ -404,6 +420,12 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
         return emit(op, compute(op, lambda a, i: np.take(a, i, axis=ax), (x, indices)))
     except IndexError as exc:
         raise IndexOutOfRangeError(op, str(exc)) from None
+
+
+def _flat(x: Any) -> Any:
+    from ._manipulation import reshape
+
+    return reshape(x, (-1,))
 
 
 def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
