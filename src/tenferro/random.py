@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .dtype import DType, as_dtype
-from .errors import ValidationError
+from .errors import DTypeError, ValidationError
 
 __all__ = ["Generator", "default_rng", "normal", "random", "seed", "standard_normal", "uniform"]
 
@@ -40,10 +40,11 @@ def _shape(size: Any, op: str) -> tuple[int, ...]:
 def _dtype(dtype: Any, op: str) -> DType:
     dt = DType.F64 if dtype is None else as_dtype(dtype, op)
     if not (dt.is_float or dt.is_complex):
-        raise ValidationError(
+        raise DTypeError(
             op,
             f"random draws are floating-point; dtype {dt.value} is not (use astype afterwards)",
             kind="UNSUPPORTED_DTYPE",
+            dtype=dt,
         )
     return dt
 

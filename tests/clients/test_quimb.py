@@ -134,9 +134,7 @@ def test_split_reconstructs_like_numpy(method: str) -> None:
     np.testing.assert_allclose(
         val((ours ^ all).transpose(*ours_t.inds).data), ref_t.data, atol=1e-10
     )
-    np.testing.assert_allclose(
-        val((ref ^ all).transpose(*ref_t.inds).data), ref_t.data, atol=1e-10
-    )
+    np.testing.assert_allclose(val((ref ^ all).transpose(*ref_t.inds).data), ref_t.data, atol=1e-10)
 
 
 def test_gauge_all_simple_matches_numpy() -> None:

@@ -591,5 +591,5 @@ _autoray.install()
 
 # numpy operands (ndarray, numpy scalars) are borrowed for the call by every function
 # and operator (see `_interop`); the operators are re-registered to use the wrappers.
-_interop.install(sys.modules[__name__], PUBLIC)
+_interop.install(sys.modules[__name__], PUBLIC, _FUNCTIONS.values())
 _array_methods.register(sys.modules[__name__])

@@ -44,26 +44,28 @@ def rsvd(x: Any, k: int, q: int = 2, p: int = 10, seed: Any = None) -> Any:
     """The ``k`` leading singular triplets of ``x`` by a randomized SVD (Halko et al.):
     a Gaussian range finder of ``k + p`` columns, ``q`` power iterations with QR
     re-orthonormalisation, then the SVD of the small projected matrix."""
-    import tenferro.linalg as la
-    import tenferro.namespace as tfr
-    from tenferro import random as trandom
+    from .. import linalg as la
+    from .. import random as trandom
+    from ._elementwise import FUNCTIONS
+
+    conj = FUNCTIONS["conj"]
 
     m, n = x.shape
     k = max(1, min(int(k), m, n))
     width = min(k + p, m, n)
     g = trandom.default_rng(seed).standard_normal((n, width), dtype=x.dtype)
-    xh = tfr.conj(x.mT) if x.dtype.is_complex else x.mT
+    xh = conj(x.mT) if x.dtype.is_complex else x.mT
     qm = la.qr(x @ g).Q
     for _ in range(q):
         qm = la.qr(xh @ qm).Q
         qm = la.qr(x @ qm).Q
-    qh = tfr.conj(qm.mT) if x.dtype.is_complex else qm.mT
+    qh = conj(qm.mT) if x.dtype.is_complex else qm.mT
     u, s, vh = la.svd(qh @ x, full_matrices=False)
     return (qm @ u)[:, :k], s[:k], vh[:k]
 
 
 def expm(x: Any, *args: Any, **kwargs: Any) -> Any:
-    import tenferro.linalg as la
+    from .. import linalg as la
 
     return la.expm(x)
 

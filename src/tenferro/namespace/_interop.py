@@ -184,13 +184,14 @@ _KEEP = frozenset(
 )
 
 
-def install(module: Any, names: list[str]) -> None:
-    """Wrap the namespace functions ``names`` of ``module`` in `accept_numpy`."""
-    from ._elementwise import FUNCTIONS
+def install(module: Any, names: list[str], elementwise_functions: Any) -> None:
+    """Wrap the namespace functions ``names`` of ``module`` in `accept_numpy`.
 
-    # The elementwise functions borrow numpy operands on their general path already
-    # (their hot paths stay one call).
-    elementwise = {id(f) for f in FUNCTIONS.values()}
+    The ``elementwise_functions`` borrow numpy operands on their general path
+    already (their hot paths stay one call) and are left as they are."""
+    global _namespace
+    _namespace = module
+    elementwise = {id(f) for f in elementwise_functions}
     for name in names:
         if name in _KEEP:
             continue
@@ -201,6 +202,9 @@ def install(module: Any, names: list[str]) -> None:
             setattr(module, name, accept_numpy(fn, name))
     _services.register_mixed_ufunc(mixed_ufunc)
 
+
+#: The namespace module whose (wrapped) functions `mixed_ufunc` calls (set by `install`).
+_namespace: Any = None
 
 #: numpy's ufuncs behind Python's operators, and the namespace function of each.
 _UFUNCS: dict[Any, str] = {
@@ -238,6 +242,4 @@ def mixed_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     name = _UFUNCS.get(ufunc)
     if name is None:
         return NotImplemented
-    import tenferro  # the namespace's (wrapped) function, resolved at call time
-
-    return getattr(tenferro, name)(*inputs)
+    return getattr(_namespace, name)(*inputs)
