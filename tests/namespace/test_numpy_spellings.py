@@ -87,6 +87,7 @@ def test_autoray_finds_the_new_spellings() -> None:
     a = tfr.asarray(np.random.default_rng(0).normal(size=(8, 6)))
     u, s, vh = ar.do("linalg.rsvd", a, 3)
     np.testing.assert_allclose(val(s), np.linalg.svd(np.asarray(a))[1][:3], rtol=1e-8)
+    assert u.shape == (8, 3) and vh.shape == (3, 6)
 
 
 # ---------------------------------------------------------------------- array methods
