@@ -17,6 +17,7 @@ from typing import Any
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
 from ..tensor import Tensor
+from ..view import TensorView
 
 __all__ = ["SlicePlan", "build_plan", "parse_equation"]
 
@@ -108,11 +109,11 @@ def check_operands(inputs: Sequence[Inds], operands: Sequence[Any]) -> tuple[DTy
     dtype: DType | None = None
     sizes: dict[str, int] = {}
     for k, (term, t) in enumerate(zip(inputs, operands, strict=True)):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, (Tensor, TensorView)):
             raise ValidationError(
                 _OP,
-                f"operand {k} is a {type(t).__name__}, not a tenferro Tensor; wrap arrays "
-                "with tenferro.from_numpy first",
+                f"operand {k} is a {type(t).__name__}, not a tenferro array; wrap arrays "
+                "with tenferro.asarray (or tenferro.from_numpy) first",
                 kind="NOT_A_TENSOR",
             )
         if dtype is None:
