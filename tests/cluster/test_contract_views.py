@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("cotengra")
 
-import tenferro as tfr  # noqa: E402
-from tenferro.distributed import contract  # noqa: E402
+import tenferro as tfr
+from tenferro.distributed import contract
 
 A = np.random.default_rng(0).normal(size=(6, 5))
 B = np.random.default_rng(1).normal(size=(5, 4))
