@@ -53,8 +53,8 @@ def contract(
 
     Ownership: **borrows** the operands (reads them; never writes or moves them);
     a view operand (what ``tfr.asarray`` makes of a C-ordered array, a transpose, a
-    slice) is first copied into a column-major tensor (named, counted). Returns a new host `Tensor` (with ``return_report=True``: ``(tensor,
-    ContractionReport)``).
+    slice) is first copied into a column-major tensor (named, counted). Returns a
+    new host `Tensor` (with ``return_report=True``: ``(tensor, ContractionReport)``).
 
     cotengra finds a contraction tree and the summed indices to slice so that no
     intermediate exceeds ``memory_budget`` bytes (``optimize``: a cotengra preset
