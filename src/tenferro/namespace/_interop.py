@@ -45,7 +45,7 @@ from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import _ViewBase
 
-__all__ = ["accept_numpy", "borrow", "install", "mixed_ufunc"]
+__all__ = ["accept_numpy", "borrow", "install", "mixed_ufunc", "wrap_functions"]
 
 Array = np.ndarray[Any, Any]
 
@@ -184,6 +184,19 @@ _KEEP = frozenset(
 )
 
 
+def wrap_functions(module: Any, names: Any, skip: Any = ()) -> None:
+    """Wrap the functions ``names`` of ``module`` in `accept_numpy` (classes, the
+    names in ``skip`` and functions wrapped already are left as they are)."""
+    prefix = module.__name__.removeprefix("tenferro.").removeprefix("namespace")
+    for name in names:
+        if name in skip:
+            continue
+        fn = getattr(module, name)
+        if callable(fn) and not hasattr(fn, "__wrapped_numpy__") and not isinstance(fn, type):
+            full = f"{prefix}.{name}" if prefix else name
+            setattr(module, name, accept_numpy(fn, full))
+
+
 def install(module: Any, names: list[str], elementwise_functions: Any) -> None:
     """Wrap the namespace functions ``names`` of ``module`` in `accept_numpy`.
 
@@ -192,14 +205,8 @@ def install(module: Any, names: list[str], elementwise_functions: Any) -> None:
     global _namespace
     _namespace = module
     elementwise = {id(f) for f in elementwise_functions}
-    for name in names:
-        if name in _KEEP:
-            continue
-        fn = getattr(module, name)
-        if id(fn) in elementwise:
-            continue
-        if callable(fn) and not hasattr(fn, "__wrapped_numpy__") and not isinstance(fn, type):
-            setattr(module, name, accept_numpy(fn, name))
+    keep = set(_KEEP) | {n for n in names if id(getattr(module, n)) in elementwise}
+    wrap_functions(module, names, keep)
     _services.register_mixed_ufunc(mixed_ufunc)
 
 
