@@ -232,59 +232,77 @@ def _require_matplotlib() -> None:
         raise CliError("--plot needs matplotlib: pip install 'tenferro[plot]'") from None
 
 
+def _short(label: str, width: int = 58) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
 def _plot(results: Sequence[Any], path: str) -> None:
+    """Sweeps (time against size) on top, then one panel of targets per benchmark group.
+
+    Each target is drawn as its ratio divided by the ratio it must stay under, on
+    one log axis whose line at 1 is every target: left of it met (green), right of
+    it missed (red), with the ratio and the limit written at the bar. Labels are
+    the case names, shortened; the group is the panel's title.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
-    groups: dict[str, list[Any]] = {}
+    sweeps: dict[str, list[Any]] = {}
+    targets: dict[str, list[tuple[str, Any, float]]] = {}
     for r in results:
         if r.group.startswith("sweep"):
-            groups.setdefault(r.group, []).append(r)
-    targets = [(r.name, t, ratio) for r in results for t, ratio, _ in r.target_results()]
-    if not groups and not targets:
+            sweeps.setdefault(r.group, []).append(r)
+        for t, ratio, _ in r.target_results():
+            targets.setdefault(r.group, []).append((r.name, t, ratio))
+    if not sweeps and not targets:
         raise CliError("nothing to plot: the selected benchmarks produced no sweep or target")
-    # Sweeps side by side on top; the target ratios below, full width (long labels).
-    ncols = max(len(groups), 1)
-    nrows = (1 if groups else 0) + (1 if targets else 0)
-    fig = plt.figure(figsize=(6.5 * ncols, 4.5 * nrows + 0.25 * len(targets)))
-    grid = fig.add_gridspec(nrows, ncols)
-    for col, (group, rs) in enumerate(sorted(groups.items())):
-        ax = fig.add_subplot(grid[0, col])
-        rs = sorted(rs, key=lambda r: r.size)
-        for contender in rs[0].medians:
-            ax.plot(
-                [r.size for r in rs],
-                [r.medians[contender] * 1e6 for r in rs],
-                marker="o",
-                label=contender,
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("size (elements)" if "add" in group else "matrix side")
-        ax.set_ylabel("median time (µs)")
-        ax.set_title(group)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    if targets:
-        ax = fig.add_subplot(grid[nrows - 1, :])
-        labels = [f"{name}: {t.contender}/{t.baseline}" for name, t, _ in targets]
-        ratios = [ratio for _, _, ratio in targets]
-        limits = [t.max_ratio for _, t, _ in targets]
-        ys = list(range(len(targets)))
-        colors = [
-            "tab:green" if r <= lim else "tab:red" for r, lim in zip(ratios, limits, strict=True)
-        ]
-        ax.barh(ys, ratios, color=colors)
-        ax.scatter(limits, ys, marker="|", s=300, color="black", label="target (at most)")
-        ax.set_yticks(ys, labels, fontsize=8)
+    sweep_h = 3.6 if sweeps else 0.0
+    heights = [0.9 + 0.26 * len(rows) for rows in targets.values()]
+    fig = plt.figure(figsize=(13.0, sweep_h + sum(heights) + 0.4), layout="constrained")
+    ratios = ([sweep_h] if sweeps else []) + heights
+    figs = fig.subfigures(len(ratios), 1, height_ratios=ratios, squeeze=False)[:, 0]
+    k = 0
+    if sweeps:
+        axes = figs[0].subplots(1, len(sweeps), squeeze=False)[0]
+        for ax, (group, rs) in zip(axes, sorted(sweeps.items()), strict=True):
+            rs = sorted(rs, key=lambda r: r.size)
+            for contender in rs[0].medians:
+                ax.plot(
+                    [r.size for r in rs],
+                    [r.medians[contender] * 1e6 for r in rs],
+                    marker="o",
+                    label=contender,
+                )
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("size (elements)" if "add" in group else "matrix side")
+            ax.set_ylabel("median time (µs)")
+            ax.set_title(group)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+        k = 1
+    for sub, (group, rows) in zip(figs[k:], targets.items(), strict=True):
+        ax = sub.subplots()
+        rel = [ratio / t.max_ratio for _, t, ratio in rows]
+        ys = list(range(len(rows)))[::-1]
+        ax.barh(ys, rel, color=["tab:green" if v <= 1 else "tab:red" for v in rel], height=0.7)
+        ax.axvline(1.0, color="black", linewidth=1)
         ax.set_xscale("log")
-        ax.set_xlabel("time ratio, tenferro / baseline (lower is better; green: target met)")
-        ax.set_title("targets")
-        ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        lo = min([*rel, 0.5])
+        hi = max([*rel, 2.0])
+        ax.set_xlim(lo / 1.5, hi * 3.0)
+        labels = [_short(f"{name} ({t.contender}/{t.baseline})") for name, t, _ in rows]
+        ax.set_yticks(ys, labels, fontsize=8)
+        for y, v, (_, t, ratio) in zip(ys, rel, rows, strict=True):
+            ax.text(v * 1.05, y, f"{ratio:.3g} (≤ {t.max_ratio:.3g})", va="center", fontsize=7)
+        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_title(f"{group}: time ratio / its target (≤ 1 met, green)", fontsize=10)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
