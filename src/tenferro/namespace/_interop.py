@@ -32,6 +32,7 @@ with a numpy operand runs the namespace's function.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -140,22 +141,52 @@ def call_with_numpy(fn: Callable[..., Any], op: str, args: Any, kwargs: Any) -> 
     return res
 
 
+def _positional_only(fn: Callable[..., Any]) -> int | None:
+    """The number of parameters when all are positional-only without defaults, else None."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if all(
+        p.kind is inspect.Parameter.POSITIONAL_ONLY and p.default is inspect.Parameter.empty
+        for p in params
+    ):
+        return len(params)
+    return None
+
+
 def accept_numpy(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn``, made to accept numpy operands (tried only once ``fn`` has refused them)."""
     op = f"tenferro.{name}"
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (TenferroError, TypeError):
-            if not (_has_numpy(args) or _has_numpy(tuple(kwargs.values()))):
-                raise
-        # The refused call changed nothing: run it again on borrows.
-        return call_with_numpy(fn, op, args, kwargs)
+    if _positional_only(fn) == 2:
+        # ``matmul(x1, x2, /)``, the binary operators: no argument packing on the
+        # per-call path (one plain call inside a try, which costs nothing until it raises).
+        def wrapper2(x1: Any, x2: Any, /) -> Any:
+            try:
+                return fn(x1, x2)
+            except (TenferroError, TypeError):
+                if not _has_numpy((x1, x2)):
+                    raise
+            return call_with_numpy(fn, op, (x1, x2), {})
 
-    wrapper.__wrapped_numpy__ = fn  # type: ignore[attr-defined]
-    return wrapper
+        wrapper: Any = functools.wraps(fn)(wrapper2)
+    else:
+
+        def wrapper_any(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except (TenferroError, TypeError):
+                if not (_has_numpy(args) or _has_numpy(tuple(kwargs.values()))):
+                    raise
+            # The refused call changed nothing: run it again on borrows.
+            return call_with_numpy(fn, op, args, kwargs)
+
+        wrapper = functools.wraps(fn)(wrapper_any)
+
+    wrapper.__wrapped_numpy__ = fn
+    done: Callable[..., Any] = wrapper
+    return done
 
 
 #: Functions that take numpy data as data (adopt or copy it) or take no operands.
