@@ -30,7 +30,11 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (2, "tensor", ("_services", "_array_methods", "guards", "view", "tensor", "group")),
     (3, "services", ("engine.*", "interop.*", "domains.*")),
     # linalg is the array API extension: it builds on the namespace's functions.
-    (4, "namespace", ("", "namespace.*", "linalg.*", "_namespace.*", "array_api.*", "creation.*")),
+    (
+        4,
+        "namespace",
+        ("", "namespace.*", "linalg.*", "random", "_namespace.*", "array_api.*", "creation.*"),
+    ),
     (5, "distributed", ("distributed.*",)),
     (6, "tools", ("cli", "__main__", "demo.*", "bench.*")),
 ]

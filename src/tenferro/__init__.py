@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from . import linalg
+from . import random as random  # numpy's random spellings (tenferro/random.py)
 from .copies import CopyStats, copy_stats, forbid_copies
 from .domains import SharedMemoryDomain, SharedTensorAllocationDomain, ShareHandle
 from .dtype import DType
@@ -59,6 +60,7 @@ from .namespace import (
     argmin,
     argsort,
     array,
+    array_split,
     asarray,
     ascontiguousarray,
     asfortranarray,
@@ -119,6 +121,7 @@ from .namespace import (
     hypot,
     iinfo,
     imag,
+    indices,
     isclose,
     isdtype,
     isfinite,
@@ -175,6 +178,7 @@ from .namespace import (
     sin,
     sinh,
     sort,
+    split,
     sqrt,
     square,
     squeeze,
@@ -182,6 +186,7 @@ from .namespace import (
     std,
     subtract,
     sum,
+    swapaxes,
     take,
     take_along_axis,
     tan,
@@ -327,6 +332,7 @@ __all__ += [
     "argmin",
     "argsort",
     "array",
+    "array_split",
     "asarray",
     "ascontiguousarray",
     "asfortranarray",
@@ -387,6 +393,7 @@ __all__ += [
     "hypot",
     "iinfo",
     "imag",
+    "indices",
     "isclose",
     "isdtype",
     "isfinite",
@@ -428,6 +435,7 @@ __all__ += [
     "pow",
     "power",
     "prod",
+    "random",
     "ravel",
     "real",
     "reciprocal",
@@ -443,6 +451,7 @@ __all__ += [
     "sin",
     "sinh",
     "sort",
+    "split",
     "sqrt",
     "square",
     "squeeze",
@@ -450,6 +459,7 @@ __all__ += [
     "std",
     "subtract",
     "sum",
+    "swapaxes",
     "take",
     "take_along_axis",
     "tan",

@@ -265,6 +265,133 @@ class ArrayMethods:
     def __index__(self) -> int:
         return int(_ns.index_value(self))
 
+    # -- numpy's array methods (each the namespace function, with its ownership) -------------
+    def __format__(self, spec: str) -> str:
+        """``f"{x:.6f}"``: a one-element array formats its element; an empty spec gives
+        ``str(x)``; other specs on larger arrays are a `TypeError`, as numpy's."""
+        x: Any = self
+        if x.size == 1:
+            return format(_ns.scalar_value(self, "__format__"), spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
+        return str(self)
+
+    def item(self, *args: Any) -> Any:
+        """The element as a Python scalar: of a one-element array, or at ``args`` (an
+        index). Reads it."""
+        x = self if not args else _ns.getitem(self, args[0] if len(args) == 1 else args)
+        return _ns.scalar_value(x, "item")
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (a 0-d array: its scalar). Reads them."""
+        return _ns.to_list(self)
+
+    def conj(self) -> Any:
+        """The complex conjugate (`tenferro.conj`): **computes** a pooled output."""
+        return _ns.conj(self)
+
+    def conjugate(self) -> Any:
+        """The complex conjugate (`tenferro.conj`): **computes** a pooled output."""
+        return _ns.conj(self)
+
+    def reshape(self, *shape: Any, copy: bool | None = None) -> Any:
+        """`tenferro.reshape` (``x.reshape(2, 3)`` or ``x.reshape((2, 3))``): a view when
+        the strides allow, else a named, counted copy."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return _ns.reshape(self, tuple(shape), copy=copy)
+
+    def copy(self) -> Any:
+        """A new array with the same values: **copies** (named, counted)."""
+        return _ns.copy(self)
+
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        """`tenferro.astype`: another dtype **computes**; the same dtype copies (counted)
+        with ``copy=True`` and returns ``self`` with ``copy=False``."""
+        return _ns.astype(self, dtype, copy=copy)
+
+    def transpose(self, *axes: Any) -> Any:
+        """The axes reversed, or in the order ``axes``: **borrows** (a view, no copy)."""
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = tuple(axes[0])
+        if not axes:
+            x: Any = self
+            axes = tuple(range(x.ndim - 1, -1, -1))
+        return _ns.permute_dims(self, tuple(axes))
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        """Two axes exchanged: **borrows** (a view, no copy)."""
+        return _ns.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        """Length-one axes removed (all of them by default): **borrows** (a view)."""
+        if axis is None:
+            x: Any = self
+            axis = tuple(i for i, d in enumerate(x.shape) if d == 1)
+        return _ns.squeeze(self, axis=axis)
+
+    def ravel(self) -> Any:
+        """The elements in row-major order, 1-D: a view when the strides allow, else a
+        named, counted copy (`tenferro.ravel`)."""
+        return _ns.ravel(self)
+
+    def flatten(self) -> Any:
+        """A 1-D copy of the elements in row-major order: **copies** (named, counted), as
+        numpy's ``flatten`` always does."""
+        return _ns.reshape(self, (-1,), copy=True)
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.sum`: **computes** a pooled output."""
+        return _ns.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.prod`: **computes** a pooled output."""
+        return _ns.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.max`: **computes** a pooled output."""
+        return _ns.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.min`: **computes** a pooled output."""
+        return _ns.min(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.mean`: **computes** a pooled output."""
+        return _ns.mean(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.any`: **computes** a pooled output."""
+        return _ns.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.all`: **computes** a pooled output."""
+        return _ns.all(self, axis=axis, keepdims=keepdims)
+
+    # -- scipy's linear-operator protocol (``scipy.sparse.linalg.eigsh(x)``) --------------------
+    # scipy's iterative solvers (and quimb's sparse split drivers and local eigensolvers,
+    # which hand them any array that is not an ndarray) accept an object with ``shape``,
+    # ``dtype`` and ``matvec``: each product runs on the engine; the array is not copied.
+    def matvec(self, v: Any) -> Any:
+        """``self @ v`` for a vector (or a one-column matrix): **computes**."""
+        return _ns.matmul(self, v)
+
+    def rmatvec(self, v: Any) -> Any:
+        """``conj(self).T @ v``: **computes**."""
+        return _ns.matmul(_ns.conj(self.mT), v)
+
+    def matmat(self, m: Any) -> Any:
+        """``self @ m``: **computes**."""
+        return _ns.matmul(self, m)
+
+    def rmatmat(self, m: Any) -> Any:
+        """``conj(self).T @ m``: **computes**."""
+        return _ns.matmul(_ns.conj(self.mT), m)
+
+    def to_dense(self) -> Any:
+        """The array itself (it is dense): what quimb's drivers ask of an operator."""
+        return self
+
 
 _COMPARABLE = (ArrayMethods, bool, int, float, complex)
 

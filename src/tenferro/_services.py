@@ -35,11 +35,13 @@ __all__ = [
     "group_into_host",
     "group_into_vec",
     "host_tensor",
+    "mixed_ufunc",
     "promote",
     "register_dlpack",
     "register_engine",
     "register_group",
     "register_host_tensor",
+    "register_mixed_ufunc",
     "register_share_handle",
     "share_handle",
     "tensor_type",
@@ -97,6 +99,16 @@ def _no_host_tensor(shape: tuple[int, ...], dtype: DType, buf: HostBuffer) -> Te
 default_engine: Callable[[], Any] = _no_engine
 #: numpy's ufunc protocol for tensors (`tenferro.engine.ufuncs.array_ufunc`).
 array_ufunc: Callable[[Any, str, tuple[Any, ...], dict[str, Any]], Any] = _no_ufunc
+
+
+#: numpy's ufuncs with a numpy operand next to a tensor or view (``ndarray + t``):
+#: the namespace's function, or NotImplemented for the protocol above
+#: (`tenferro.namespace._interop`; unset, every call takes the protocol above).
+def _no_mixed(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return NotImplemented
+
+
+mixed_ufunc: Callable[[Any, str, tuple[Any, ...], dict[str, Any]], Any] = _no_mixed
 #: ``export_dlpack(obj, array, stream, max_version, dl_device, copy)`` (`tenferro.interop`).
 export_dlpack: Callable[..., Any] = _no_export
 #: ``(device_type, device_id)`` of a tensor (`tenferro.interop`).
@@ -128,6 +140,14 @@ def register_engine(
     global default_engine, array_ufunc
     default_engine = get_default
     array_ufunc = ufunc
+
+
+def register_mixed_ufunc(
+    fn: Callable[[Any, str, tuple[Any, ...], dict[str, Any]], Any],
+) -> None:
+    """Called by `tenferro.namespace`: numpy ufuncs mixing numpy and tenferro operands."""
+    global mixed_ufunc
+    mixed_ufunc = fn
 
 
 def register_dlpack(export: Callable[..., Any], device: Callable[[Any], tuple[int, int]]) -> None:

@@ -54,17 +54,37 @@ class DType(enum.Enum):
         return _NUMPY[self]
 
     @property
+    def dtype(self) -> np.dtype[Any]:
+        """The numpy dtype (numpy reads this attribute: ``np.dtype(DType.F64)`` works)."""
+        return _NUMPY[self]
+
+    def __eq__(self, other: object) -> bool:
+        """Identity among members; equal to the numpy dtype, scalar type or name that
+        numpy reads as the same dtype (``DType.F64 == np.float64 == "float64"``)."""
+        if other.__class__ is DType:
+            return self is other
+        if other is None or isinstance(other, (bool, int, float, complex)):
+            return False  # np.dtype(None) means float64; numbers are not dtypes
+        try:
+            return _NUMPY[self] == np.dtype(other)  # type: ignore[call-overload,no-any-return]
+        except Exception:
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    @property
     def itemsize(self) -> int:
         """Bytes per element."""
         return _NUMPY[self].itemsize
 
     @property
     def is_complex(self) -> bool:
-        return self in (DType.C32, DType.C64)
+        return self in _COMPLEX
 
     @property
     def is_float(self) -> bool:
-        return self in (DType.F32, DType.F64)
+        return self in _FLOAT
 
     @property
     def is_integer(self) -> bool:
@@ -94,6 +114,9 @@ _REAL = {DType.C32: DType.F32, DType.C64: DType.F64}
 _SIGNED = frozenset({DType.I8, DType.I16, DType.I32, DType.I64})
 _UNSIGNED = frozenset({DType.U8, DType.U16, DType.U32, DType.U64})
 _INTEGER = _SIGNED | _UNSIGNED
+# Sets, not tuples: membership hashes by identity and never calls `DType.__eq__`.
+_COMPLEX = frozenset({DType.C32, DType.C64})
+_FLOAT = frozenset({DType.F32, DType.F64})
 
 
 def as_dtype(value: Any, op: str = "dtype") -> DType:

@@ -561,7 +561,11 @@ class Tensor(ArrayMethods, NotCopyable):
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's operators with a tensor operand (`np.float64(2) * t`, `ndarray + t`)
         run on the default engine like the tensor's own; other ufuncs read it through
-        a borrow (see `tenferro.engine.ufuncs`)."""
+        a borrow (see `tenferro.engine.ufuncs`). A numpy operand next to the tensor
+        (``ndarray + t``) runs the namespace's function instead (a tenferro result)."""
+        res = _services.mixed_ufunc(ufunc, method, inputs, kwargs)
+        if res is not NotImplemented:
+            return res
         return _services.array_ufunc(ufunc, method, inputs, kwargs)
 
 

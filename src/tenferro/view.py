@@ -124,6 +124,9 @@ class _ViewBase(ArrayMethods, NotCopyable):
         tensor = _services.tensor_type  # `Tensor` sits above the views: it registers
         if any(isinstance(x, tensor) for x in inputs):
             return NotImplemented  # the tensor's own protocol handles mixed operands
+        res = _services.mixed_ufunc(ufunc, method, inputs, kwargs)
+        if res is not NotImplemented:
+            return res  # a numpy operand next to the view: the namespace's function
         return ufunc_on_borrows(ufunc, method, inputs, kwargs)
 
     # -- transforms (descriptor only) -----------------------------------------------------

@@ -140,3 +140,52 @@ def test_console_script_runs() -> None:
     proc = subprocess.run([str(script), "info"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0
     assert "numpy" in proc.stdout
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import tenferro
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"tenferro {tenferro.__version__}"
+
+
+def test_info_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["numpy"]
+    assert payload["cpus"] >= 1
+    assert "engine" in payload["engine"]
+    assert "libraries" in payload
+
+
+def test_missed_targets_are_listed_with_a_reason() -> None:
+    from tenferro.bench.harness import CaseResult, Target
+    from tenferro.cli import missed_target_lines
+
+    noisy = CaseResult(
+        "noisy",
+        "g",
+        1,
+        {"tenferro": 1.2, "numpy": 1.0},
+        [Target("tenferro", "numpy", 1.1)],
+        samples={"tenferro": [1.0, 1.2, 1.3, 1.4, 1.05], "numpy": [1.0] * 5},
+    )
+    slow = CaseResult(
+        "slow",
+        "g",
+        1,
+        {"tenferro": 3.0, "numpy": 1.0},
+        [Target("tenferro", "numpy", 1.5)],
+        samples={"tenferro": [3.0] * 5, "numpy": [1.0] * 5},
+    )
+    met = CaseResult(
+        "met", "g", 1, {"tenferro": 1.0, "numpy": 1.0}, [Target("tenferro", "numpy", 2.0)]
+    )
+    lines = missed_target_lines([noisy, slow, met])
+    assert len(lines) == 2
+    assert lines[0].startswith("noisy: tenferro/numpy = 1.200, target <= 1.1")
+    assert "within this run's noise" in lines[0]
+    assert lines[1].startswith("slow: tenferro/numpy = 3.000, target <= 1.5")
+    assert "2.00x slower than the target allows" in lines[1]

@@ -42,19 +42,19 @@ def test_a_python_scalar_raised_to_a_tensor_runs_on_the_engine() -> None:
     assert out.to_numpy().tolist() == [2.0, 8.0]
 
 
-def test_an_ndarray_on_the_left_is_refused_with_a_hint_to_adopt_it() -> None:
+def test_an_ndarray_on_the_left_gives_a_tensor() -> None:
+    # Issue 21: numpy operands are borrowed for the call on either side.
     t = t_([1.0, 2.0, 3.0])
-    with pytest.raises(tfr.ValidationError) as err:
-        np.ones(3) + t
-    assert err.value.kind == "INVALID_OPERAND"
-    assert "from_numpy" in str(err.value)
+    out = np.ones(3) + t
+    assert isinstance(out, tfr.Tensor)
+    assert out.to_numpy().tolist() == [2.0, 3.0, 4.0]
 
 
-def test_an_ndarray_matmul_a_tensor_is_refused_with_a_hint_to_adopt_it() -> None:
+def test_an_ndarray_matmul_a_tensor_gives_a_tensor() -> None:
     t = tfr.from_numpy(np.ones((2, 2), order="F"))
-    with pytest.raises(tfr.ValidationError) as err:
-        np.ones((2, 2)) @ t
-    assert err.value.kind == "INVALID_OPERAND"
+    out = np.ones((2, 2)) @ t
+    assert isinstance(out, tfr.Tensor)
+    assert out.to_numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
 
 
 def test_numpy_still_reads_a_tensor_through_asarray_and_dlpack() -> None:

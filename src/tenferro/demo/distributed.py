@@ -3,7 +3,7 @@
 Starts a local Dask cluster, contracts a 2D lattice network under a memory
 budget that forces slicing, checks the value against the same contraction run
 in this process, checks the budget held, and prints the report. Needs the
-``distributed`` extra (``pip install 'tenferro[distributed]'``).
+``distributed`` extra (from a checkout: ``pip install -e '.[distributed]'``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Sliced tensor-network contraction, in-process or on a Dask cluster.
 
-An optional part of tenferro (``pip install 'tenferro[distributed]'``: Dask
-distributed and cotengra); ``import tenferro`` does not import it. See
+An optional part of tenferro (from a checkout: ``pip install -e '.[distributed]'``,
+Dask distributed and cotengra); ``import tenferro`` does not import it. See
 docs/distributed.md.
 """
 

@@ -13,6 +13,7 @@ from ..domains import SharedMemoryDomain
 from ..engine import default_engine
 from ..errors import RuntimeStateError, ValidationError
 from ..tensor import Tensor
+from ..view import TensorView
 from ._plan import SlicePlan, build_plan, check_operands, parse_equation
 from ._plan import sliced_tree as _sliced_tree
 from ._report import ContractionReport, WorkerReport
@@ -40,7 +41,7 @@ def sliced_tree(eq: str, *operands: Tensor, memory_budget: int, optimize: Any = 
 
 def contract(
     eq: str,
-    *operands: Tensor,
+    *operands: Tensor | TensorView,
     client: Any = None,
     memory_budget: int = 1 << 30,
     optimize: Any = "greedy",
@@ -50,9 +51,10 @@ def contract(
 ) -> Any:
     """``einsum(eq, *operands)`` as a sum of slices, each within ``memory_budget`` bytes.
 
-    Ownership: **borrows** the operands (reads them; never writes or moves them)
-    and returns a new host `Tensor` (with ``return_report=True``: ``(tensor,
-    ContractionReport)``).
+    Ownership: **borrows** the operands (reads them; never writes or moves them);
+    a view operand (what ``tfr.asarray`` makes of a C-ordered array, a transpose, a
+    slice) is first copied into a column-major tensor (named, counted). Returns a
+    new host `Tensor` (with ``return_report=True``: ``(tensor, ContractionReport)``).
 
     cotengra finds a contraction tree and the summed indices to slice so that no
     intermediate exceeds ``memory_budget`` bytes (``optimize``: a cotengra preset
@@ -85,6 +87,7 @@ def contract(
             kind="INVALID_ARGUMENT",
         )
     plan, tree = build_plan(eq, operands, memory_budget, optimize)
+    operands = _owners(operands)
     sliced = tuple(ix for ix, _ in plan.sliced)
     if client is None:
         result, workers = _contract_here(plan, operands, progress)
@@ -108,6 +111,18 @@ def contract(
         )
     del tree
     return (result, report) if return_report else result
+
+
+def _owners(operands: tuple[Any, ...]) -> tuple[Tensor, ...]:
+    """Each operand as a column-major tensor: a view (``tfr.asarray`` of a C-ordered
+    array, a transpose, a slice) becomes a named, counted copy of its elements
+    (refused under `forbid_copies`); tensors are used as they are."""
+    return tuple(
+        t
+        if isinstance(t, Tensor)
+        else t._materialise(f"{_OP} (view operand {k} made column-major)")
+        for k, t in enumerate(operands)
+    )
 
 
 def _groups(nslices: int, ngroups: int) -> list[tuple[int, int]]:

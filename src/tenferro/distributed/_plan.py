@@ -18,6 +18,7 @@ from ..dtype import DType
 from ..engine.einsum.parser import expand
 from ..errors import DTypeError, ValidationError
 from ..tensor import Tensor
+from ..view import TensorView
 
 __all__ = ["SlicePlan", "build_plan", "parse_equation"]
 
@@ -73,13 +74,13 @@ def parse_equation(eq: Any, operands: Sequence[Any]) -> tuple[list[Inds], Inds]:
     return [tuple(term) for term in terms], tuple(output)
 
 
-def _tensor(k: int, t: Any) -> Tensor:
-    """Operand ``k``, refused unless it is a `Tensor`."""
-    if not isinstance(t, Tensor):
+def _tensor(k: int, t: Any) -> Tensor | TensorView:
+    """Operand ``k``, refused unless it is a tenferro array (an owner or a view)."""
+    if not isinstance(t, (Tensor, TensorView)):
         raise ValidationError(
             _OP,
-            f"operand {k} is a {type(t).__name__}, not a tenferro Tensor; wrap arrays "
-            "with tenferro.from_numpy first",
+            f"operand {k} is a {type(t).__name__}, not a tenferro array; wrap arrays "
+            "with tenferro.asarray (or tenferro.from_numpy) first",
             kind="NOT_A_TENSOR",
         )
     return t

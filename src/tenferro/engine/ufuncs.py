@@ -6,9 +6,10 @@ call the ufunc (``np.multiply``, ``np.add``) with the tensor as an operand. So:
 
 * the ufuncs behind the tensor operators (``+ - * / ** @``, unary ``-`` and
   ``abs``), called plainly, run on the default engine exactly as the operators
-  do: ``np.float64(2) * t`` is a tensor from the engine's pool, and ``ndarray +
-  t`` is refused by the engine (adopt the array with ``tenferro.from_numpy``
-  first);
+  do: ``np.float64(2) * t`` is a tensor from the engine's pool (an ndarray
+  operand, ``ndarray + t``, never gets here: the namespace registers
+  ``_services.mixed_ufunc``, which runs its own function with the array
+  borrowed for the call);
 * every other use (``np.exp(t)``, ``np.sum(t)``, reductions, ``out=`` arrays)
   computes with numpy on a shared borrow of each tensor (``np.asarray(t)``) and
   returns numpy values, as reading the tensor through ``__array__`` did. A

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 
 from .. import _array_methods
-from . import _autoray, fft
+from . import _autoray, _interop, fft
 from ._contraction import (
     diag,
     diagonal,
@@ -50,6 +50,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._elementwise import FUNCTIONS as _ELEMENTWISE
 from ._elementwise import (
     abs,
     absolute,
@@ -175,6 +176,7 @@ from ._manipulation import (
     transpose,
     unstack,
 )
+from ._numpy_more import array_split, indices, split, swapaxes, to_list
 from ._numpy_style import (
     allclose,
     ascontiguousarray,
@@ -217,6 +219,7 @@ from ._reductions import (
 #: Bound here for `_array_methods` (the operators and methods of `Tensor` and the
 #: views call them on this module); not exported.
 _FOR_METHODS = (
+    to_list,
     API_VERSION,
     array_T,
     array_namespace,
@@ -232,7 +235,6 @@ _FOR_METHODS = (
     to_device,
 )
 
-_array_methods.register(sys.modules[__name__])
 
 #: The exported functions (re-exported by `tenferro`, name by name).
 __all__ = [
@@ -403,8 +405,18 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    # numpy spellings for autoray callers (`_numpy_more`)
+    "array_split",
+    "indices",
+    "split",
+    "swapaxes",
 ]
 
 # autoray (quimb, cotengra) finds these functions as `tenferro.<name>`; a few of
 # its composed helpers need tenferro's spelling (see `_autoray`).
 _autoray.install()
+
+# numpy operands (ndarray, numpy scalars) are borrowed for the call by every function
+# and operator (see `_interop`); the operators are registered to use the wrappers.
+_interop.install(sys.modules[__name__], __all__, _ELEMENTWISE.values())
+_array_methods.register(sys.modules[__name__])

@@ -15,7 +15,7 @@ one counted alias. Both are full array API arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 import numpy as np
@@ -156,7 +156,7 @@ _engine = engine
 
 
 def binary_function(
-    ufunc: Any, allowed: tuple[DType, ...], out_bool: bool, general: Callable[[Any, Any], Any]
+    ufunc: Any, allowed: Container[DType], out_bool: bool, general: Callable[[Any, Any], Any]
 ) -> Callable[..., Any]:
     """A binary elementwise function: the engine's hot path inlined, else ``general``.
 
@@ -284,7 +284,7 @@ def binary_function(
 
 
 def unary_function(
-    ufunc: Any, allowed: tuple[DType, ...], general: Callable[[Any], Any]
+    ufunc: Any, allowed: Container[DType], general: Callable[[Any], Any]
 ) -> Callable[..., Any]:
     """A same-dtype unary elementwise function: the engine's hot path inlined, else ``general``.
 

@@ -25,6 +25,7 @@ from ._core import (
     operand_dtype,
     scalar_to,
 )
+from ._interop import accept_numpy
 
 Shape = tuple[int, ...]
 
@@ -158,8 +159,9 @@ _COMMON_FIRST: tuple[DType, ...] = (
 _COMMON_FIRST += tuple(d for d in DType if d not in _COMMON_FIRST)
 
 
-def _fast_tuple(category: str) -> tuple[DType, ...]:
-    return tuple(d for d in _COMMON_FIRST if d in CATEGORIES[category])
+def _fast_tuple(category: str) -> frozenset[DType]:
+    # A set: membership hashes by identity and never calls `DType.__eq__` (numpy-aware).
+    return frozenset(d for d in _COMMON_FIRST if d in CATEGORIES[category])
 
 
 def _result(rule: str, dt: DType) -> DType:
@@ -184,6 +186,8 @@ def _make_unary(name: str, ufunc: Any, category: str, rule: str) -> Callable[...
             return ufunc_into(op, np.positive, (x,), x.shape, dt)
         return ufunc_into(op, ufunc, (x,), x.shape, _result(rule, dt))
 
+    # numpy operands take the general path, which borrows them (`_interop`).
+    general = accept_numpy(general, name)
     # Same-dtype functions take the hot path first; the others (bool or real
     # results, rounding that is the identity on integers) always run `general`.
     fn = unary_function(ufunc, allowed, general) if same and not identity else general
@@ -205,6 +209,9 @@ def _make_binary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..
 
     def general(x1: Any, x2: Any) -> Any:
         return binary(op, ufunc, category, rule, x1, x2)
+
+    # numpy operands take the general path, which borrows them (`_interop`).
+    general = accept_numpy(general, name)
 
     fn = binary_function(ufunc, allowed, out_bool, general)
 

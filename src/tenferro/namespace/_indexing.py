@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..copies import check_copy, count_copy
-from ..dtype import promote_types
+from ..dtype import DType, promote_types
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
@@ -253,7 +253,8 @@ def _advanced(x: Any, key: Any, op: str) -> Any:
 
 def setitem(x: Any, key: Any, value: Any) -> None:
     """``x[key] = value``: **borrows x exclusively** for the write (refused while any
-    other alias of its buffer is alive). ``value`` is an array or a Python scalar
+    other alias of its buffer is alive). A value that is the view ``x[key]`` itself
+    (the second half of ``x[key] += v``) writes nothing. ``value`` is an array or a Python scalar
     whose dtype does not promote beyond ``x``'s."""
     op = "tenferro.__setitem__"
     check_array(x, op)
@@ -266,6 +267,10 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 kind="NO_PROMOTION",
             )
         if shares_buffer(x, value):
+            if _same_elements(x, key, value):
+                # ``x[k] op= v`` is ``t = x[k]; t op= v; x[k] = t``: the update already
+                # went through the view ``t``, so storing it back writes nothing.
+                return
             raise BorrowError(
                 op,
                 "the value is a view of the array being written; copy it first "
@@ -303,6 +308,20 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 raise ValidationError(op, str(exc), kind="INVALID_INDEX") from None
 
     write(x, op, fn)
+
+
+def _same_elements(x: Any, key: Any, value: Any) -> bool:
+    """Whether ``value`` is exactly the view ``x[key]`` (same buffer, dtype and layout)."""
+    if isinstance(value, Tensor) or _basic_key(key, "tenferro.__setitem__") is None:
+        return False
+    target = getitem(x, key)
+    return bool(
+        target._source is value._source
+        and target.dtype is value.dtype
+        and target.shape == value.shape
+        and (target.strides == value.strides or target.size <= 1)
+        and target.offset == value.offset
+    )
 
 
 def _fill(items: tuple[Any, ...], vals: list[Any], key: Any) -> Any:
@@ -370,9 +389,25 @@ def index_value(x: Any) -> int:
 
 
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
-    """Elements of ``x`` at integer ``indices`` along ``axis``. Ownership: **computes**."""
+    """Elements of ``x`` at integer ``indices`` along ``axis``. Ownership: **computes**.
+
+    ``indices`` is an integer array, or (numpy's spelling, quimb's ``isel``) a
+    Python int, which drops the axis, or a list of ints."""
     op = "tenferro.take"
     check_array(x, op)
+    if isinstance(indices, (int, np.integer)) and not isinstance(indices, bool):
+        indices = operator.index(indices)
+        ax0 = 0 if axis is None else normalize_axis(axis, x.ndim, op)
+        if axis is None and x.ndim != 1:
+            x = _flat(x)
+        try:
+            return emit(op, compute(op, lambda a: np.take(a, indices, axis=ax0), (x,)))
+        except IndexError as exc:
+            raise IndexOutOfRangeError(op, str(exc)) from None
+    if isinstance(indices, (list, tuple)):
+        from ._creation import asarray
+
+        indices = asarray(indices, dtype=DType.I64) if indices else asarray([], dtype=DType.I64)
     check_array(indices, op, "indices")
     if axis is None:
         if x.ndim != 1:
@@ -385,6 +420,12 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
         return emit(op, compute(op, lambda a, i: np.take(a, i, axis=ax), (x, indices)))
     except IndexError as exc:
         raise IndexOutOfRangeError(op, str(exc)) from None
+
+
+def _flat(x: Any) -> Any:
+    from ._manipulation import reshape
+
+    return reshape(x, (-1,))
 
 
 def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..dtype import CATEGORIES, DType, as_dtype, promote_types
 from ..errors import PromotionError, ValidationError
-from ._adapter import ARRAY_TYPES, storage_kind, try_read_for_repr, write
+from ._adapter import ARRAY_TYPES, storage_kind, try_read_for_repr
 from ._core import check_array, is_py_scalar, scalar_dtype
+from ._cow import update_in_place
 
 API_VERSION = "2024.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
@@ -200,7 +201,9 @@ def array_repr(x: Any) -> str:
 # ---------------------------------------------------------------------- in-place
 def inplace(fn: Callable[[Any, Any], Any], x: Any, other: Any) -> Any:
     """``x op= other``: computes ``fn(x, other)`` into a pooled output, then writes it
-    into ``x`` under an exclusive borrow. The result must keep ``x``'s shape and dtype."""
+    into ``x`` under an exclusive borrow; a view whose buffer other aliases share
+    takes the result's buffer instead (`_cow`). The result must keep ``x``'s shape
+    and dtype; every refusal comes before anything changes."""
     op = f"tenferro.__i{getattr(fn, '__name__', 'op')}__"
     check_array(x, op)
     res = fn(x, other)
@@ -217,7 +220,7 @@ def inplace(fn: Callable[[Any, Any], Any], x: Any, other: Any) -> Any:
     def fn_write(arr: Any) -> None:
         compute(op, lambda v: np.copyto(arr, v), (res,))
 
-    write(x, op, fn_write)
+    update_in_place(x, res, op, fn_write)
     return x
 
 

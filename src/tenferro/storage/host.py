@@ -218,7 +218,9 @@ class HostBuffer:
                 op,
                 f"{aliases} live alias(es) of this buffer (arrays from host_data/map_read/"
                 "to_numpy, views or guards) are still alive; delete them (del, or leave "
-                "their with-block) before writing",
+                "their with-block) before writing (in a REPL or notebook the result "
+                "history _, __, ___ and IPython's Out hold arrays too: reassign _ or run "
+                "Out.clear())",
                 kind="ALIASED",
                 aliases=aliases,
             )
