@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import tenferro as tfr
@@ -13,12 +12,6 @@ def test_linalg_lists_only_its_functions_and_result_types() -> None:
     assert "svd" in names and "SVDResult" in names
     for helper in ("np", "Tensor", "TensorView", "default_engine", "compute", "emit", "Any"):
         assert helper not in names
-
-
-def test_linalg_takes_numpy_operands() -> None:
-    w = tfr.linalg.eigvalsh(np.array([[2.0, 0.0], [0.0, 1.0]]))
-    assert isinstance(w, tfr.Tensor)
-    np.testing.assert_allclose(np.asarray(w), [1.0, 2.0])
 
 
 def test_an_alias_refusal_names_the_repl_history_as_a_holder() -> None:

@@ -10,8 +10,11 @@ and transposes, a view that never copies).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from typing import Any, ClassVar
+
+from .errors import ValidationError
 
 __all__ = ["ArrayMethods", "array_repr", "register"]
 
@@ -279,7 +282,10 @@ class ArrayMethods:
     def item(self, *args: Any) -> Any:
         """The element as a Python scalar: of a one-element array, or at ``args`` (an
         index). Reads it."""
-        x = self if not args else _ns.getitem(self, args[0] if len(args) == 1 else args)
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        idx = _ints("Tensor.item", "an index", args)
+        x = self if not idx else _ns.getitem(self, idx)
         return _ns.scalar_value(x, "item")
 
     def tolist(self) -> Any:
@@ -297,9 +303,12 @@ class ArrayMethods:
     def reshape(self, *shape: Any, copy: bool | None = None) -> Any:
         """`tenferro.reshape` (``x.reshape(2, 3)`` or ``x.reshape((2, 3))``): a view when
         the strides allow, else a named, counted copy."""
-        if len(shape) == 1 and not isinstance(shape[0], int):
+        op = "Tensor.reshape"
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _ns.reshape(self, tuple(shape), copy=copy)
+        if copy is not None:
+            _flag(op, "copy", copy)
+        return _ns.reshape(self, _ints(op, "shape", shape), copy=copy)
 
     def copy(self) -> Any:
         """A new array with the same values: **copies** (named, counted)."""
@@ -308,23 +317,26 @@ class ArrayMethods:
     def astype(self, dtype: Any, copy: bool = True) -> Any:
         """`tenferro.astype`: another dtype **computes**; the same dtype copies (counted)
         with ``copy=True`` and returns ``self`` with ``copy=False``."""
-        return _ns.astype(self, dtype, copy=copy)
+        return _ns.astype(self, dtype, copy=_flag("Tensor.astype", "copy", copy))
 
     def transpose(self, *axes: Any) -> Any:
         """The axes reversed, or in the order ``axes``: **borrows** (a view, no copy)."""
-        if len(axes) == 1 and not isinstance(axes[0], int):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        if not axes:
+        perm = _ints("Tensor.transpose", "axes", axes)
+        if not perm:
             x: Any = self
-            axes = tuple(range(x.ndim - 1, -1, -1))
-        return _ns.permute_dims(self, tuple(axes))
+            perm = tuple(range(x.ndim - 1, -1, -1))
+        return _ns.permute_dims(self, perm)
 
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         """Two axes exchanged: **borrows** (a view, no copy)."""
-        return _ns.swapaxes(self, axis1, axis2)
+        op = "Tensor.swapaxes"
+        return _ns.swapaxes(self, _int(op, "axis1", axis1), _int(op, "axis2", axis2))
 
     def squeeze(self, axis: Any = None) -> Any:
         """Length-one axes removed (all of them by default): **borrows** (a view)."""
+        axis = _axis("Tensor.squeeze", axis)
         if axis is None:
             x: Any = self
             axis = tuple(i for i, d in enumerate(x.shape) if d == 1)
@@ -340,33 +352,63 @@ class ArrayMethods:
         numpy's ``flatten`` always does."""
         return _ns.reshape(self, (-1,), copy=True)
 
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.sum`: **computes** a pooled output."""
-        return _ns.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def sum(
+        self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        """`tenferro.sum`: **computes** a pooled output (``out=`` is refused)."""
+        op = "Tensor.sum"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        return _ns.sum(self, axis=_axis(op, axis), dtype=dtype, keepdims=k)
 
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.prod`: **computes** a pooled output."""
-        return _ns.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def prod(
+        self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        """`tenferro.prod`: **computes** a pooled output (``out=`` is refused)."""
+        op = "Tensor.prod"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        return _ns.prod(self, axis=_axis(op, axis), dtype=dtype, keepdims=k)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.max`: **computes** a pooled output."""
-        return _ns.max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.max`: **computes** a pooled output (``out=`` is refused)."""
+        op = "Tensor.max"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        return _ns.max(self, axis=_axis(op, axis), keepdims=k)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.min`: **computes** a pooled output."""
-        return _ns.min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.min`: **computes** a pooled output (``out=`` is refused)."""
+        op = "Tensor.min"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        return _ns.min(self, axis=_axis(op, axis), keepdims=k)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.mean`: **computes** a pooled output."""
-        return _ns.mean(self, axis=axis, keepdims=keepdims)
+    def mean(
+        self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        """`tenferro.mean` (of ``astype(self, dtype)`` when a dtype is given): **computes**
+        a pooled output (``out=`` is refused)."""
+        op = "Tensor.mean"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        ax = _axis(op, axis)
+        x = self if dtype is None else _ns.astype(self, dtype)
+        return _ns.mean(x, axis=ax, keepdims=k)
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.any`: **computes** a pooled output."""
-        return _ns.any(self, axis=axis, keepdims=keepdims)
+    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.any`: **computes** a pooled output (``out=`` is refused)."""
+        op = "Tensor.any"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        return _ns.any(self, axis=_axis(op, axis), keepdims=k)
 
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """`tenferro.all`: **computes** a pooled output."""
-        return _ns.all(self, axis=axis, keepdims=keepdims)
+    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        """`tenferro.all`: **computes** a pooled output (``out=`` is refused)."""
+        op = "Tensor.all"
+        _no_out(op, out)
+        k = _flag(op, "keepdims", keepdims)
+        return _ns.all(self, axis=_axis(op, axis), keepdims=k)
 
     # -- scipy's linear-operator protocol (``scipy.sparse.linalg.eigsh(x)``) --------------------
     # scipy's iterative solvers (and quimb's sparse split drivers and local eigensolvers,
@@ -374,18 +416,22 @@ class ArrayMethods:
     # ``dtype`` and ``matvec``: each product runs on the engine; the array is not copied.
     def matvec(self, v: Any) -> Any:
         """``self @ v`` for a vector (or a one-column matrix): **computes**."""
+        _operand("Tensor.matvec", self, v, False)
         return _ns.matmul(self, v)
 
     def rmatvec(self, v: Any) -> Any:
         """``conj(self).T @ v``: **computes**."""
+        _operand("Tensor.rmatvec", self, v, True)
         return _ns.matmul(_ns.conj(self.mT), v)
 
     def matmat(self, m: Any) -> Any:
         """``self @ m``: **computes**."""
+        _operand("Tensor.matmat", self, m, False)
         return _ns.matmul(self, m)
 
     def rmatmat(self, m: Any) -> Any:
         """``conj(self).T @ m``: **computes**."""
+        _operand("Tensor.rmatmat", self, m, True)
         return _ns.matmul(_ns.conj(self.mT), m)
 
     def to_dense(self) -> Any:
@@ -407,3 +453,73 @@ _DIRECT = {
     "__neg__": "negative",
     "__getitem__": "getitem",
 }
+
+
+# -- argument checks of the numpy-style methods (typed refusals before any work) ---------------
+def _flag(op: str, name: str, value: Any) -> bool:
+    if value is True or value is False or type(value).__name__ == "bool_":
+        return bool(value)
+    raise ValidationError(
+        op, f"{name} must be True or False, got {value!r}", kind="INVALID_ARGUMENT"
+    )
+
+
+def _int(op: str, what: str, value: Any) -> int:
+    if isinstance(value, (bool, ArrayMethods)):
+        raise ValidationError(op, f"{what} must be an int, got {value!r}", kind="INVALID_ARGUMENT")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValidationError(
+            op, f"{what} must be an int, got {value!r}", kind="INVALID_ARGUMENT"
+        ) from None
+
+
+def _ints(op: str, what: str, values: Any) -> tuple[int, ...]:
+    if not isinstance(values, (tuple, list)):
+        raise ValidationError(
+            op, f"{what} must be ints or one tuple of ints, got {values!r}", kind="INVALID_ARGUMENT"
+        )
+    return tuple(_int(op, what, v) for v in values)
+
+
+def _axis(op: str, axis: Any) -> Any:
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return _ints(op, "axis", axis)
+    return _int(op, "axis", axis)
+
+
+def _no_out(op: str, out: Any) -> None:
+    if out is not None:
+        raise ValidationError(
+            op,
+            "out= is not supported: tenferro computes into a new pooled output; assign it "
+            "with x[...] = result if it must land in an existing array",
+            kind="INVALID_OUT",
+        )
+
+
+def _operand(op: str, self: Any, v: Any, rows: bool) -> None:
+    """Refuse a linear-operator product whose shapes do not match, before any work."""
+    if self.ndim != 2:
+        raise ValidationError(
+            op,
+            f"a linear operator is a matrix; this array has rank {self.ndim}",
+            kind="INVALID_RANK",
+        )
+    shape = getattr(v, "shape", None)
+    if not isinstance(shape, tuple) or len(shape) not in (1, 2):
+        raise ValidationError(
+            op,
+            f"expected a vector or matrix operand, got {type(v).__name__}",
+            kind="INVALID_OPERAND",
+        )
+    need = self.shape[0] if rows else self.shape[1]
+    if shape[0] != need:
+        raise ValidationError(
+            op,
+            f"the operand's first axis has length {shape[0]}; this operator needs {need}",
+            kind="SHAPE_MISMATCH",
+        )

@@ -147,3 +147,18 @@ def test_a_dtype_equals_the_numpy_dtype_of_the_same_representation() -> None:
     assert t.dtype != tfr.float32
     assert (t.dtype == None) is False  # noqa: E711
     assert t.dtype != 1.0
+
+
+def test_a_refused_call_with_a_strided_ndarray_counts_no_copy() -> None:
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]
+    before = tfr.copy_stats()
+    with pytest.raises(tfr.ValidationError):
+        tfr.matmul(tfr.ones((5, 5)), a)
+    assert tfr.copy_stats() == before
+
+
+def test_numpy_reductions_call_the_methods() -> None:
+    t = tfr.asarray([1.0, 2.0, 3.0])
+    assert float(np.sum(t)) == 6.0
+    assert float(np.max(t)) == 3.0
+    assert float(np.mean(t)) == 2.0

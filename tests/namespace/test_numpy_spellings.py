@@ -137,3 +137,34 @@ def test_scipy_eigsh_takes_a_tensor_as_a_linear_operator() -> None:
     a = np.diag(np.arange(1.0, 31.0))
     w = spla.eigsh(tfr.asarray(a.copy()), k=2, which="SA", return_eigenvectors=False)
     np.testing.assert_allclose(np.sort(w), [1.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.sum(keepdims="yes"),
+        lambda x: x.max(axis=1.5),
+        lambda x: x.reshape(2.5, 2),
+        lambda x: x.transpose("a"),
+        lambda x: x.sum(out=np.zeros(())),
+        lambda x: x.matvec(np.ones(7)),
+        lambda x: x.item("0"),
+    ],
+)
+def test_methods_refuse_bad_arguments_typed_and_change_nothing(call: Any) -> None:
+    x = tfr.asarray(np.arange(4.0).reshape(2, 2))
+    before = tfr.copy_stats()
+    with pytest.raises(tfr.ValidationError):
+        call(x)
+    assert tfr.copy_stats() == before
+    np.testing.assert_array_equal(val(x), np.arange(4.0).reshape(2, 2))
+
+
+def test_a_refused_copy_counts_nothing() -> None:
+    x = tfr.asarray([1.0, 2.0])
+    with x.as_view_mut():
+        before = tfr.copy_stats()
+        for call in (x.copy, x.flatten, lambda: tfr.reshape(x, (2,), copy=True)):
+            with pytest.raises(tfr.BorrowError):
+                call()
+        assert tfr.copy_stats() == before

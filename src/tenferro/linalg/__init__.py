@@ -25,7 +25,6 @@ returns new pooled results (views of new pooled results when batched).
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -45,7 +44,6 @@ from ..errors import ValidationError
 from ..namespace._adapter import compute, emit
 from ..namespace._contraction import matmul as _matmul
 from ..namespace._core import broadcast_shapes
-from ..namespace._interop import wrap_functions as _wrap_functions
 from ..namespace._manipulation import broadcast_to, reshape, squeeze
 from ..tensor import Tensor
 from ..view import TensorView
@@ -477,10 +475,6 @@ def matrix_transpose(x: Any, /) -> TensorView:
     perm = (*range(nd - 2), nd - 1, nd - 2)
     view: TensorView = _view(x).transpose_view(perm)
     return view
-
-
-# numpy operands are borrowed for the call, as by the namespace's functions.
-_wrap_functions(sys.modules[__name__], __all__)
 
 
 def __dir__() -> list[str]:

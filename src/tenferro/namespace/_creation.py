@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import record_copy
+from ..copies import check_copy, count_copy, record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, ValidationError
 from ..tensor import Tensor, from_numpy
@@ -130,8 +130,12 @@ def _copy_refused(op: str, why: str) -> ValidationError:
 
 
 def _copy_array(x: Any, op: str) -> Any:
-    record_copy(f"{op}(copy=True)", x.size * x.dtype.itemsize)
-    return emit(op, compute(op, lambda a: np.array(a, copy=True), (x,)))
+    # Checked before, counted once made: a refused read (an exclusive borrow) counts nothing.
+    nbytes = x.size * x.dtype.itemsize
+    check_copy(f"{op}(copy=True)", nbytes)
+    res = compute(op, lambda a: np.array(a, copy=True), (x,))
+    count_copy(nbytes)
+    return emit(op, res)
 
 
 def _from_numpy(arr: np.ndarray[Any, Any], want: DType | None, copy: bool | None, op: str) -> Any:

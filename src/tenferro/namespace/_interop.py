@@ -12,8 +12,10 @@ alive only while the function runs. The result is always a tenferro array:
   into a tensor of its own before it is returned: a named copy, counted, refused
   under `forbid_copies` (the caller's array stays writable, so no tenferro array
   may keep seeing it);
-* an ndarray that is neither C- nor F-contiguous is read through a named, counted
-  copy (its elements are not one column- or row-major block).
+* an ndarray that is neither C- nor F-contiguous is read through a named copy
+  (its elements are not one column- or row-major block), refused under
+  `forbid_copies` and counted once the call succeeds (a refused call changes
+  nothing, the copy counters included).
 
 numpy scalars (``np.float32(2)``, ``np.int64(1)``, ``np.bool_``) are taken as
 the Python scalars they hold: the array API's weak scalars (``x * np.float32(2)``
@@ -54,10 +56,13 @@ Array = np.ndarray[Any, Any]
 class _Borrows:
     """The host buffers made for one call's numpy operands."""
 
-    __slots__ = ("buffers",)
+    __slots__ = ("buffers", "copied")
 
     def __init__(self) -> None:
         self.buffers: list[HostBuffer] = []
+        # Bytes of copies made for the call, counted only once it succeeds (a refused
+        # call changes nothing, the copy counters included).
+        self.copied: list[int] = []
 
 
 def borrow(a: Array, op: str, borrows: _Borrows) -> Any:
@@ -84,7 +89,7 @@ def borrow(a: Array, op: str, borrows: _Borrows) -> Any:
     check_copy(name, a.nbytes)
     flat = np.empty(a.size, dtype=a.dtype)
     np.copyto(flat.reshape(a.shape, order="F"), a)
-    count_copy(a.nbytes)
+    borrows.copied.append(a.nbytes)
     return Tensor._wrap(shape, dt, HostBuffer(flat, flat))
 
 
@@ -138,6 +143,8 @@ def call_with_numpy(fn: Callable[..., Any], op: str, args: Any, kwargs: Any) -> 
     del a, kw
     if borrows.buffers:
         res = _detach(res, op, borrows.buffers)
+    for nbytes in borrows.copied:
+        count_copy(nbytes)
     return res
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import record_copy
+from ..copies import check_copy, count_copy
 from ..errors import ValidationError
 from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
@@ -226,8 +226,11 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
                 f"reshaping {x.shape} to {new} needs a copy with this layout but copy=False",
                 kind="COPY_REQUIRED",
             )
-    record_copy(op, size * x.dtype.itemsize)
-    return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)))
+    # Checked before, counted once made: a refused read (an exclusive borrow) counts nothing.
+    check_copy(op, size * x.dtype.itemsize)
+    res = compute(op, lambda a: np.reshape(a, new), (x,))
+    count_copy(size * x.dtype.itemsize)
+    return emit(op, res)
 
 
 def _reshaped_view(x: Any, shape: Any) -> Any:

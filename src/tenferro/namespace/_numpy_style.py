@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import record_copy
+from ..copies import check_copy, count_copy
 from ..dtype import DType
 from ..tensor import Tensor
 from ._adapter import ARRAY_TYPES, compute, emit, is_owner
@@ -76,8 +76,10 @@ def asfortranarray(x: Any, /) -> Any:
         x = asarray(x)
     if is_owner(x):
         return x
-    record_copy(op, x.size * x.dtype.itemsize)
-    return emit(op, compute(op, lambda a: np.asfortranarray(a), (x,)))
+    check_copy(op, x.size * x.dtype.itemsize)
+    res = compute(op, lambda a: np.asfortranarray(a), (x,))
+    count_copy(x.size * x.dtype.itemsize)
+    return emit(op, res)
 
 
 def ascontiguousarray(x: Any, /) -> Any:
