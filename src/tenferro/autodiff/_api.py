@@ -282,7 +282,7 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
         del out_struct
 
         def bwd(cts: Any, needs: Any) -> Any:
-            cts = list(cts) if len(out_leaves_shapes) > 1 else [cts]
+            cts = list(cts)
             filled = [
                 c if c is not None else (tfr.zeros(s, dtype=d) if s is not None else None)
                 for c, (s, d) in zip(cts, out_leaves_shapes)

@@ -83,9 +83,10 @@ def _patch(module: Any) -> None:
             continue
         key = id(value)
         if key not in _WRAPPED:
-            name = ("linalg." if mod.startswith("tenferro.linalg") else "") + attr
-            # One function reached under two names (tenferro.exp is tenferro.namespace.exp)
-            # keeps the first name, which the rule table uses.
+            base = getattr(value, "__name__", attr)
+            name = ("linalg." if mod.startswith("tenferro.linalg") else "") + base
+            # One function reached under several names (tenferro.arctan2 is
+            # tenferro.atan2) is keyed by its own name, which the rule table uses.
             _WRAPPED[key] = _wrap(name, value)
             _ORIGINAL.setdefault(name, value)
         setattr(module, attr, _WRAPPED[key])

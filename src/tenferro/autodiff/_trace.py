@@ -73,7 +73,7 @@ class Node:
     argument. ``guards`` are the read borrows of the arrays ``bwd`` keeps.
     """
 
-    __slots__ = ("__weakref__", "bwd", "guards", "needs", "nout", "parents")
+    __slots__ = ("__weakref__", "bwd", "guards", "multi", "needs", "nout", "parents")
 
     def __init__(
         self,
@@ -82,8 +82,10 @@ class Node:
         nout: int,
         needs: Any,
         guards: list[Any],
+        multi: bool = False,
     ) -> None:
         self.bwd = bwd
+        self.multi = multi
         self.parents = parents
         self.nout = nout
         self.needs = needs
@@ -353,7 +355,7 @@ def record(
     multi = isinstance(out, (tuple, list))
     outs = list(out) if multi else [out]
     guards = [g for g in (_guard(k) for k in keep) if g is not None]
-    node = Node(bwd, parents, len(outs) if multi else 1, tuple(needs), guards)
+    node = Node(bwd, parents, len(outs), tuple(needs), guards, multi)
     wrapped = [Tracer(o, level, node, k) if _is_diff_array(o) else o for k, o in enumerate(outs)]
     if not multi:
         return wrapped[0]
@@ -445,7 +447,7 @@ def backward(level: int, roots: Sequence[tuple[Tracer, Any]]) -> dict[int, Any]:
             continue
         if all(g is None for g in got):
             continue
-        in_cts = node.bwd(got if node.nout > 1 else got[0], node.needs)
+        in_cts = node.bwd(got if node.multi else got[0], node.needs)
         for pos, parent, index in node.parents:
             if isinstance(pos, tuple):
                 c = in_cts[pos[0]]
