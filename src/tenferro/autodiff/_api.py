@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import tenferro as tfr
@@ -15,50 +15,55 @@ __all__ = ["checkpoint", "grad", "hvp", "jvp", "stop_gradient", "value_and_grad"
 
 
 # ---------------------------------------------------------------------------- pytrees
-def _flatten(tree: Any) -> tuple[list[Any], Any]:
-    """Leaves (arrays, numbers) and a spec rebuilding tuples, namedtuples, lists and dicts."""
-    leaves: list[Any] = []
-
-    def walk(t: Any) -> Any:
-        if isinstance(t, Tracer) or hasattr(t, "shape"):
-            leaves.append(t)
-            return None
-        if isinstance(t, tuple):
-            return (type(t), [walk(c) for c in t])
-        if isinstance(t, list):
-            return (list, [walk(c) for c in t])
-        if isinstance(t, dict):
-            keys = list(t)
-            return (dict, keys, [walk(t[k]) for k in keys])
-        if t is None:
-            return ("none",)
+def _walk(t: Any, leaves: list[Any]) -> Any:
+    if isinstance(t, Tracer) or hasattr(t, "shape"):
         leaves.append(t)
         return None
+    if isinstance(t, tuple):
+        return (type(t), [_walk(c, leaves) for c in t])
+    if isinstance(t, list):
+        return (list, [_walk(c, leaves) for c in t])
+    if isinstance(t, dict):
+        keys = list(t)
+        return (dict, keys, [_walk(t[k], leaves) for k in keys])
+    if t is None:
+        return ("none",)
+    leaves.append(t)
+    return None
 
-    return leaves, walk(tree)
+
+def _flatten(tree: Any) -> tuple[list[Any], Any]:
+    """Leaves (arrays, numbers) and a spec rebuilding tuples, namedtuples, lists and dicts.
+
+    (Module-level recursion, not a recursive closure: a closure that refers to
+    itself is a reference cycle, which would keep the leaves, and so a trace,
+    alive until the garbage collector runs.)
+    """
+    leaves: list[Any] = []
+    spec = _walk(tree, leaves)
+    return leaves, spec
+
+
+def _build(s: Any, it: Iterator[Any]) -> Any:
+    if s is None:
+        return next(it)
+    if s == ("none",):
+        return None
+    if s[0] is dict:
+        return {k: _build(c, it) for k, c in zip(s[1], s[2])}
+    kind, children = s
+    values = [_build(c, it) for c in children]
+    if kind is list:
+        return values
+    if kind is tuple:
+        return tuple(values)
+    if hasattr(kind, "_fields"):
+        return kind(*values)
+    return kind(values)
 
 
 def _unflatten(spec: Any, leaves: Sequence[Any]) -> Any:
-    it = iter(leaves)
-
-    def build(s: Any) -> Any:
-        if s is None:
-            return next(it)
-        if s == ("none",):
-            return None
-        if s[0] is dict:
-            return {k: build(c) for k, c in zip(s[1], s[2])}
-        kind, children = s
-        values = [build(c) for c in children]
-        if kind is list:
-            return values
-        if kind is tuple:
-            return tuple(values)
-        if hasattr(kind, "_fields"):
-            return kind(*values)
-        return kind(values)
-
-    return build(spec)
+    return _build(spec, iter(leaves))
 
 
 def _is_differentiable(x: Any) -> bool:

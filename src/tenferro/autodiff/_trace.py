@@ -354,7 +354,10 @@ def record(
             needs.append(False)
     multi = isinstance(out, (tuple, list))
     outs = list(out) if multi else [out]
-    guards = [g for g in (_guard(k) for k in keep) if g is not None]
+    # Each borrow is kept beside its array, (array, guard): a tuple releases its items
+    # last to first, so the borrow ends before the array can go back to the pool
+    # (a buffer released while still borrowed is refused by the pool, not recycled).
+    guards = [(k, g) for k, g in ((k, _guard(k)) for k in keep) if g is not None]
     node = Node(bwd, parents, len(outs), tuple(needs), guards, multi)
     wrapped = [Tracer(o, level, node, k) if _is_diff_array(o) else o for k, o in enumerate(outs)]
     if not multi:
