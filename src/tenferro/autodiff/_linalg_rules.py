@@ -18,7 +18,7 @@ import tenferro as tfr
 from ..engine.linalg import TruncatedSVDResult
 from ..errors import ValidationError
 from ._rules import COMPOSITES, RULES, H, conj, fit, is_complex, traced_getitem
-from ._trace import strip
+from ._trace import Tracer, strip
 
 __all__ = ["config"]
 
@@ -36,8 +36,19 @@ config = _Config()
 
 
 def lor(x: Any, eps: float) -> Any:
-    """``x / (x**2 + eps)``: the broadened ``1/x``."""
-    return x / (x * x + eps)
+    """``x / (x**2 + eps)``: the broadened ``1/x``.
+
+    Where ``x**2 <= eps`` (a degenerate gap) the factor is held constant for the
+    derivatives of the backward pass: its derivative there is about ``1/eps``
+    times a numerator that vanishes for a gauge-invariant loss but is rounding
+    noise in floating point, which would put ~1e-4 of noise into second
+    derivatives (exactly degenerate: the term is 0 in exact arithmetic).
+    """
+    if not isinstance(x, Tracer):
+        return x / (x * x + eps)
+    plain = strip(x)
+    broad = tfr.abs(plain) * tfr.abs(plain) > eps
+    return tfr.where(broad, x / (x * x + eps), plain / (plain * plain + eps))
 
 
 def _eye_like(k: int, x: Any) -> Any:
