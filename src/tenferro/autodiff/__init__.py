@@ -33,9 +33,11 @@ from ._api import (  # noqa: E402
     vjp,
 )
 from ._linalg_rules import config  # noqa: E402
+from ._quimb import register as _register_quimb  # noqa: E402
 from ._trace import Tracer  # noqa: E402
 
 del _linalg_rules
+_register_quimb()
 
 __all__ = [
     "Tracer",
