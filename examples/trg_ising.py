@@ -71,7 +71,9 @@ def onsager_energy(k: float) -> float:
 
     q = 2.0 * math.sinh(2 * k) / math.cosh(2 * k) ** 2
     t2 = math.tanh(2 * k) ** 2
-    return -1.0 / math.tanh(2 * k) * (1.0 + (2.0 / math.pi) * (2.0 * t2 - 1.0) * float(ellipk(q * q)))
+    return (
+        -1.0 / math.tanh(2 * k) * (1.0 + (2.0 / math.pi) * (2.0 * t2 - 1.0) * float(ellipk(q * q)))
+    )
 
 
 def onsager_specific_heat(k: float) -> float:
@@ -355,8 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.thermo:
         print(f"chi = {args.chi}  steps = {args.steps}")
-        print(f"{'K':>6} {'u (grad)':>14} {'u exact':>14} {'|du|':>9} "
-              f"{'c (grad grad)':>14} {'c exact':>14} {'|dc|/c':>9}")
+        print(
+            f"{'K':>6} {'u (grad)':>14} {'u exact':>14} {'|du|':>9} "
+            f"{'c (grad grad)':>14} {'c exact':>14} {'|dc|/c':>9}"
+        )
         for kk in args.thermo:
             r = thermodynamics(kk, args.chi, args.steps)
             print(

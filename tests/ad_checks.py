@@ -43,6 +43,7 @@ def make_array(
 ) -> Any:
     """A tenferro array of ``shape``: a column-major owner, an adopted C-ordered array
     (a permuted view) or a strided view of a larger owner."""
+
     def draw(s: tuple[int, ...]) -> np.ndarray[Any, Any]:
         a = rng.standard_normal(s)
         if complex_:
@@ -52,7 +53,7 @@ def make_array(
     if layout == "C":
         return tfr.asarray(np.ascontiguousarray(draw(shape)))
     if layout == "strided" and len(shape) >= 1:
-        big = tfr.asarray(np.asfortranarray(draw((2 * shape[0],) + shape[1:])))
+        big = tfr.asarray(np.asfortranarray(draw((2 * shape[0], *shape[1:]))))
         return big[::2]
     return tfr.asarray(np.asfortranarray(draw(shape)))
 
@@ -72,7 +73,7 @@ def _directions(rng: np.random.Generator, args: Sequence[Any]) -> list[np.ndarra
 
 
 def _shifted(args: Sequence[Any], ds: Sequence[Any], h: float) -> list[Any]:
-    return [tfr.asarray(_numpy(a) + h * d) for a, d in zip(args, ds)]
+    return [tfr.asarray(_numpy(a) + h * d) for a, d in zip(args, ds, strict=False)]
 
 
 def _inner(g: Any, d: np.ndarray[Any, Any]) -> float:
@@ -86,12 +87,12 @@ def check_grad(
     rng = np.random.default_rng(seed)
     nums = tuple(range(len(args)))
     grads = ad.grad(f, argnums=nums)(*args)
-    for g, a in zip(grads, args):
+    for g, a in zip(grads, args, strict=False):
         assert tuple(g.shape) == tuple(a.shape)
         assert g.dtype == a.dtype
     ds = _directions(rng, args)
     fd = (float(f(*_shifted(args, ds, h))) - float(f(*_shifted(args, ds, -h)))) / (2 * h)
-    an = sum(_inner(g, d) for g, d in zip(grads, ds))
+    an = sum(_inner(g, d) for g, d in zip(grads, ds, strict=False))
     scale = max(1.0, abs(fd), abs(float(f(*args))))
     assert abs(fd - an) <= rtol * scale, (fd, an)
 
@@ -107,8 +108,11 @@ def check_hvp(
     hv = ad.hvp(f, tuple(args), tuple(tfr.asarray(v) for v in vs))
     g_plus = ad.grad(f, argnums=nums)(*_shifted(args, vs, h))
     g_minus = ad.grad(f, argnums=nums)(*_shifted(args, vs, -h))
-    fd = sum((_inner(gp, d) - _inner(gm, d)) / (2 * h) for gp, gm, d in zip(g_plus, g_minus, ds))
-    an = sum(_inner(x, d) for x, d in zip(hv, ds))
+    fd = sum(
+        (_inner(gp, d) - _inner(gm, d)) / (2 * h)
+        for gp, gm, d in zip(g_plus, g_minus, ds, strict=False)
+    )
+    an = sum(_inner(x, d) for x, d in zip(hv, ds, strict=False))
     scale = max(1.0, abs(fd))
     assert abs(fd - an) <= rtol * scale, (fd, an)
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ad_checks import check_grad
 
 import tenferro as tfr
 import tenferro.autodiff as ad
+from ad_checks import check_grad
 
 
 def _x(n: int = 4, seed: int = 0) -> Any:
@@ -19,7 +19,9 @@ def _x(n: int = 4, seed: int = 0) -> Any:
 
 def test_grad_of_sum_of_squares_is_twice_the_input() -> None:
     x = _x()
-    np.testing.assert_allclose(tfr.to_numpy(ad.grad(lambda v: tfr.sum(v * v))(x)), 2 * tfr.to_numpy(x))
+    np.testing.assert_allclose(
+        tfr.to_numpy(ad.grad(lambda v: tfr.sum(v * v))(x)), 2 * tfr.to_numpy(x)
+    )
 
 
 def test_argnums_tuple_returns_one_gradient_per_argument() -> None:
@@ -42,7 +44,7 @@ def test_gradients_follow_the_pytree_of_the_argument() -> None:
 
 
 def test_has_aux_returns_the_auxiliary_value_untraced() -> None:
-    (value, aux), g = ad.value_and_grad(lambda x: (tfr.sum(x * x), x * 3), has_aux=True)(_x())
+    (_value, aux), _g = ad.value_and_grad(lambda x: (tfr.sum(x * x), x * 3), has_aux=True)(_x())
     assert type(aux) is tfr.Tensor
     np.testing.assert_allclose(tfr.to_numpy(aux), 3 * tfr.to_numpy(_x()))
 
@@ -58,7 +60,7 @@ def test_python_float_argument_is_differentiable() -> None:
 
 def test_vjp_with_a_tuple_output_takes_a_tuple_cotangent() -> None:
     x = _x(3)
-    out, pullback = ad.vjp(lambda x: (x * 2, tfr.sum(x)), x)
+    _out, pullback = ad.vjp(lambda x: (x * 2, tfr.sum(x)), x)
     (g,) = pullback((tfr.ones((3,)), tfr.asarray(1.0)))
     np.testing.assert_allclose(tfr.to_numpy(g), 3 * np.ones(3))
     with pytest.raises(tfr.ValidationError):
@@ -67,7 +69,7 @@ def test_vjp_with_a_tuple_output_takes_a_tuple_cotangent() -> None:
 
 def test_jvp_is_the_directional_derivative() -> None:
     x = _x(3)
-    out, t = ad.jvp(lambda x: tfr.sin(x), (x,), (tfr.ones((3,)),))
+    _out, t = ad.jvp(lambda x: tfr.sin(x), (x,), (tfr.ones((3,)),))
     np.testing.assert_allclose(tfr.to_numpy(t), np.cos(tfr.to_numpy(x)))
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ad_checks import check_grad, check_hvp
 
 import tenferro as tfr
 import tenferro.autodiff as ad
+from ad_checks import check_grad, check_hvp
 
 
 def _orthonormal(rng: np.random.Generator, n: int, complex_: bool) -> np.ndarray[Any, Any]:
@@ -35,7 +35,7 @@ def _projector_loss(k: int, b: np.ndarray[Any, Any]) -> Any:
     bt = tfr.asarray(b)
 
     def f(a: Any) -> Any:
-        u, s, vh = tfr.linalg.svd(a, full_matrices=False)
+        u, s, _vh = tfr.linalg.svd(a, full_matrices=False)
         uk = u[:, :k]
         p = tfr.matmul(uk, tfr.conj(uk.mT))
         return tfr.sum(tfr.real(p * tfr.conj(bt))) + tfr.sum(s**3)

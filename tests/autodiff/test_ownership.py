@@ -16,13 +16,13 @@ import tenferro.autodiff as ad
 
 def _loss(x: Any) -> Any:
     y = tfr.sin(x) * x
-    u, s, vh = tfr.linalg.svd(tfr.reshape(y, (3, 4)), full_matrices=False)
+    _u, s, _vh = tfr.linalg.svd(tfr.reshape(y, (3, 4)), full_matrices=False)
     return tfr.sum(s) + tfr.sum(tfr.exp(y) * y)
 
 
 def test_writing_a_saved_input_before_the_backward_pass_is_refused_at_the_write() -> None:
     x = tfr.asarray(np.linspace(0.1, 1.2, 12))
-    _, pullback = ad.vjp(lambda x: tfr.sum(tfr.sin(x)), x)
+    _, _pullback = ad.vjp(lambda x: tfr.sum(tfr.sin(x)), x)
     with pytest.raises(tfr.BorrowError):
         x[0] = 5.0
     assert float(x[0]) == pytest.approx(0.1)  # the refused write changed nothing
@@ -30,7 +30,7 @@ def test_writing_a_saved_input_before_the_backward_pass_is_refused_at_the_write(
 
 def test_in_place_operator_on_a_saved_input_is_refused() -> None:
     x = tfr.asarray(np.linspace(0.1, 1.2, 12))
-    _, pullback = ad.vjp(lambda x: tfr.sum(x * x), x)
+    _, _pullback = ad.vjp(lambda x: tfr.sum(x * x), x)
     with pytest.raises(tfr.BorrowError):
         x += 1.0
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ad_checks import check_grad, check_hvp, check_jvp, make_array, scalarize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tenferro as tfr
 import tenferro.autodiff as ad  # noqa: F401  (installs the hook)
+from ad_checks import check_grad, check_hvp, check_jvp, make_array, scalarize
 
 Builder = Callable[[Any, bool, str, list[int]], tuple[Callable[..., Any], list[Any]]]
 CASES: dict[str, tuple[Builder, bool]] = {}  # name -> (builder, complex supported)
@@ -57,8 +57,12 @@ for _n in ["log", "sqrt", "reciprocal", "log1p", "log2", "log10", "expm1", "tan"
 
     def _b2(rng: Any, c: bool, lay: str, d: list[int], _n: str = _n) -> Any:
         f = getattr(tfr, _n)
-        x = pos(rng, (d[0], d[1]), lay) if not c else tfr.asarray(
-            np.asarray(pos(rng, (d[0], d[1]), lay)) + 0.3j * rng.standard_normal((d[0], d[1]))
+        x = (
+            pos(rng, (d[0], d[1]), lay)
+            if not c
+            else tfr.asarray(
+                np.asarray(pos(rng, (d[0], d[1]), lay)) + 0.3j * rng.standard_normal((d[0], d[1]))
+            )
         )
         return (lambda x: scalarize(f(x))), [x]
 

@@ -1,4 +1,5 @@
-"""The functional API: `vjp`, `grad`, `value_and_grad`, `jvp`, `hvp`, `stop_gradient`, `checkpoint`."""
+"""The functional API: `vjp`, `grad`, `value_and_grad`, `jvp`, `hvp`, `stop_gradient`,
+`checkpoint`."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import tenferro as tfr
+import tenferro as _tenferro
 
 from ..errors import ValidationError
 from ._trace import Node, Tracer, backward, new_level, record, state, strip
+
+# The namespace, called through the hook at run time (mypy does not follow its star
+# re-export, so the module is typed as Any).
+tfr: Any = _tenferro
 
 __all__ = ["checkpoint", "grad", "hvp", "jvp", "stop_gradient", "value_and_grad", "vjp"]
 
@@ -50,7 +55,7 @@ def _build(s: Any, it: Iterator[Any]) -> Any:
     if s == ("none",):
         return None
     if s[0] is dict:
-        return {k: _build(c, it) for k, c in zip(s[1], s[2])}
+        return {k: _build(c, it) for k, c in zip(s[1], s[2], strict=False)}
     kind, children = s
     values = [_build(c, it) for c in children]
     if kind is list:
@@ -68,7 +73,9 @@ def _unflatten(spec: Any, leaves: Sequence[Any]) -> Any:
 
 def _is_differentiable(x: Any) -> bool:
     dt = getattr(x, "dtype", None)
-    return dt is not None and bool(getattr(dt, "is_float", False) or getattr(dt, "is_complex", False))
+    return dt is not None and bool(
+        getattr(dt, "is_float", False) or getattr(dt, "is_complex", False)
+    )
 
 
 def _as_primal(x: Any) -> Any:
@@ -142,10 +149,12 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 "pass one cotangent per output array, in the output's structure",
                 kind="LENGTH_MISMATCH",
             )
-        roots = [(t, c) for t, c in zip(mine, ct_leaves) if t is not None and c is not None]
+        roots = [
+            (t, c) for t, c in zip(mine, ct_leaves, strict=False) if t is not None and c is not None
+        ]
         got = backward(level, roots) if roots else {}
         grads = []
-        for node, sd in zip(nodes, shapes):
+        for node, sd in zip(nodes, shapes, strict=False):
             g = got.get(id(node)) if node is not None else None
             if g is None and node is not None and sd is not None:
                 g = tfr.zeros(sd[0], dtype=sd[1])
@@ -187,7 +196,7 @@ def value_and_grad(
     def run(*args: Any, **kwargs: Any) -> Any:
         def selected(*chosen: Any) -> Any:
             full = list(args)
-            for i, v in zip(nums, chosen):
+            for i, v in zip(nums, chosen, strict=False):
                 full[i] = v
             return f(*full, **kwargs)
 
@@ -203,8 +212,10 @@ def value_and_grad(
     return run
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
-    """The gradient of a real scalar ``f`` with respect to ``args[argnums]`` (see `value_and_grad`)."""
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """The gradient of a real scalar ``f`` in ``args[argnums]`` (see `value_and_grad`)."""
     vg = value_and_grad(f, argnums, has_aux)
 
     @functools.wraps(f)
@@ -248,7 +259,7 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         g_leaves, _ = _flatten(gs)
         t_leaves, _ = _flatten(tangents)
         total: Any = None
-        for g, t in zip(g_leaves, t_leaves):
+        for g, t in zip(g_leaves, t_leaves, strict=False):
             prod = tfr.real(tfr.conj(g) * t) if g.dtype.is_complex else g * t
             term = tfr.sum(prod)
             total = term if total is None else total + term
@@ -257,7 +268,7 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     return grad(directional, argnums=nums)(*primals)
 
 
-# ---------------------------------------------------------------------------- stop_gradient, checkpoint
+# ------------------------------------------------------------------ stop_gradient, checkpoint
 def stop_gradient(x: Any) -> Any:
     """``x`` as a constant to every trace (its arrays unwrapped; a pytree is mapped)."""
     leaves, spec = _flatten(x)
@@ -290,7 +301,7 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
             cts = list(cts)
             filled = [
                 c if c is not None else (tfr.zeros(s, dtype=d) if s is not None else None)
-                for c, (s, d) in zip(cts, out_leaves_shapes)
+                for c, (s, d) in zip(cts, out_leaves_shapes, strict=False)
             ]
             _, pullback = vjp(flat, *inner)
             return pullback(tuple(filled))

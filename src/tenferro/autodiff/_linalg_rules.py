@@ -13,12 +13,16 @@ from typing import Any
 
 import numpy as np
 
-import tenferro as tfr
+import tenferro as _tenferro
 
 from ..engine.linalg import TruncatedSVDResult
 from ..errors import ValidationError
 from ._rules import COMPOSITES, RULES, H, conj, fit, is_complex, traced_getitem
 from ._trace import Tracer, strip
+
+# The namespace, called through the hook at run time (mypy does not follow its star
+# re-export, so the module is typed as Any).
+tfr: Any = _tenferro
 
 __all__ = ["config"]
 
@@ -46,9 +50,10 @@ def lor(x: Any, eps: float) -> Any:
     """
     if not isinstance(x, Tracer):
         return x / (x * x + eps)
+    traced: Any = x  # operators are installed on Tracer at import time
     plain = strip(x)
     broad = tfr.abs(plain) * tfr.abs(plain) > eps
-    return tfr.where(broad, x / (x * x + eps), plain / (plain * plain + eps))
+    return tfr.where(broad, traced / (traced * traced + eps), plain / (plain * plain + eps))
 
 
 def _eye_like(k: int, x: Any) -> Any:
@@ -160,7 +165,9 @@ def _svd_truncated(
     values = np.asarray(strip(s))
     k = values.shape[-1]
     flat = values.reshape(-1, k) if k else values.reshape(-1, 0)
-    limit = cutoff * flat[:, :1] if cutoff_mode == "relative" else np.full((flat.shape[0], 1), cutoff)
+    limit = (
+        cutoff * flat[:, :1] if cutoff_mode == "relative" else np.full((flat.shape[0], 1), cutoff)
+    )
     kept = np.maximum(1, np.sum(flat >= limit, axis=1)) if k else np.zeros(flat.shape[0], dtype=int)
     if max_rank is not None:
         kept = np.minimum(kept, max_rank)
@@ -168,7 +175,7 @@ def _svd_truncated(
     u = _cols(u, r)
     vh = _rows(vh, r)
     s_kept = traced_getitem(s, (..., slice(0, r)))
-    mask_np = (np.arange(r)[None, :] < kept[:, None]).reshape(values.shape[:-1] + (r,))
+    mask_np = (np.arange(r)[None, :] < kept[:, None]).reshape((*values.shape[:-1], r))
     dropped = tfr.sum(s * s, axis=-1) - tfr.sum(s_kept * s_kept, axis=-1)
     if not mask_np.all():
         mask = tfr.asarray(mask_np.astype(np.float64))
@@ -375,7 +382,7 @@ def _abs2(x: Any) -> Any:
     return tfr.real(x * tfr.conj(x)) if is_complex(x) else x * x
 
 
-def _vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+def _vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
     if ord == 2:
         return tfr.sqrt(tfr.sum(_abs2(x), axis=axis, keepdims=keepdims))
     a = tfr.abs(x)
@@ -390,7 +397,7 @@ def _vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: An
     return tfr.sum(a**ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
-def _matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+def _matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     if ord == "fro":
         r = tfr.sqrt(tfr.sum(_abs2(x), axis=(-2, -1)))
     elif ord == "nuc":
@@ -411,7 +418,7 @@ def _matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     return r
 
 
-def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     if axis is None and ord is None:
         return tfr.sqrt(tfr.sum(_abs2(x)))
     if isinstance(axis, int) or (axis is None and x.ndim == 1):

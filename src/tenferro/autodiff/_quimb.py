@@ -26,9 +26,13 @@ from typing import Any
 
 import numpy as np
 
-import tenferro as tfr
+import tenferro as _tenferro
 
 from ._api import _flatten, _unflatten, hvp, value_and_grad
+
+# The namespace, called through the hook at run time (mypy does not follow its star
+# re-export, so the module is typed as Any).
+tfr: Any = _tenferro
 
 __all__ = ["TenferroHandler", "register"]
 

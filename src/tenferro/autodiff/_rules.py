@@ -32,10 +32,14 @@ from typing import Any
 
 import numpy as np
 
-import tenferro as tfr
+import tenferro as _tenferro
 
 from ..errors import ValidationError
 from ._trace import Tracer, record, strip
+
+# The namespace, called through the hook at run time (mypy does not follow its star
+# re-export, so the module is typed as Any).
+tfr: Any = _tenferro
 
 __all__ = ["COMPOSITES", "IDENTITY", "NONDIFF", "RULES", "traced_getitem"]
 
@@ -240,7 +244,13 @@ def _abs_rule(out: Any, x: Any) -> Any:
 
 
 RULES.update(
-    {"negative": _negative, "conj": _conj_rule, "real": _real_rule, "imag": _imag_rule, "abs": _abs_rule}
+    {
+        "negative": _negative,
+        "conj": _conj_rule,
+        "real": _real_rule,
+        "imag": _imag_rule,
+        "abs": _abs_rule,
+    }
 )
 
 
@@ -311,7 +321,10 @@ def _select(take_first: Callable[[Any, Any], Any]) -> Rule:
 def _atan2(out: Any, y: Any, x: Any) -> Any:
     def bwd(ct: Any, needs: Any) -> Any:
         r = x * x + y * y
-        return (fit(ct * x / r, y) if needs[0] else None, fit(-(ct * y) / r, x) if needs[1] else None)
+        return (
+            fit(ct * x / r, y) if needs[0] else None,
+            fit(-(ct * y) / r, x) if needs[1] else None,
+        )
 
     return bwd, (y, x)
 
@@ -361,7 +374,7 @@ RULES.update(
 )
 
 
-def _clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def _clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
     if min is not None:
         x = tfr.maximum(x, min)
     if max is not None:
@@ -402,7 +415,9 @@ RULES["where"] = _where
 
 
 # ---------------------------------------------------------------------------- reductions
-def _sum(out: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def _sum(
+    out: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+) -> Any:
     def bwd(ct: Any, needs: Any) -> Any:
         g = _expand(ct, axis, x.ndim, keepdims)
         return (fit(tfr.broadcast_to(g, tuple(x.shape)), x),)
@@ -410,7 +425,9 @@ def _sum(out: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: 
     return bwd, ()
 
 
-def _prod(out: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def _prod(
+    out: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+) -> Any:
     def bwd(ct: Any, needs: Any) -> Any:
         g = _expand(ct * conj(out), axis, x.ndim, keepdims)
         return (fit(g / conj(x), x),)
@@ -464,7 +481,13 @@ def _cumulative_sum(
 
 
 RULES.update(
-    {"sum": _sum, "prod": _prod, "max": _extremum, "min": _extremum, "cumulative_sum": _cumulative_sum}
+    {
+        "sum": _sum,
+        "prod": _prod,
+        "max": _extremum,
+        "min": _extremum,
+        "cumulative_sum": _cumulative_sum,
+    }
 )
 COMPOSITES.update({"mean": _mean, "var": _var, "std": _std})
 
@@ -505,7 +528,10 @@ def _broadcast_to(out: Any, x: Any, /, shape: Any) -> Any:
 
 def _broadcast_arrays(out: Any, *arrays: Any) -> Any:
     def bwd(cts: Any, needs: Any) -> Any:
-        return tuple(fit(c, a) if n and c is not None else None for c, a, n in zip(cts, arrays, needs))
+        return tuple(
+            fit(c, a) if n and c is not None else None
+            for c, a, n in zip(cts, arrays, needs, strict=False)
+        )
 
     return bwd, ()
 
@@ -529,7 +555,7 @@ def _concat(out: Any, arrays: Any, /, *, axis: Any = 0) -> Any:
         parts: list[Any] = []
         start = 0
         ax = axis % ct.ndim
-        for a, n, need in zip(arrays, sizes, needs[0]):
+        for a, n, need in zip(arrays, sizes, needs[0], strict=False):
             if need:
                 key = (slice(None),) * ax + (slice(start, start + n),)
                 parts.append(fit(traced_getitem(ct, key), a))
@@ -553,7 +579,7 @@ def _stack(out: Any, arrays: Any, /, *, axis: int = 0) -> Any:
         return (
             [
                 fit(traced_getitem(ct, (slice(None),) * ax + (i,)), a) if need else None
-                for i, (a, need) in enumerate(zip(arrays, needs[0]))
+                for i, (a, need) in enumerate(zip(arrays, needs[0], strict=False))
             ],
         )
 
@@ -563,7 +589,8 @@ def _stack(out: Any, arrays: Any, /, *, axis: int = 0) -> Any:
 def _unstack(out: Any, x: Any, /, *, axis: int = 0) -> Any:
     def bwd(cts: Any, needs: Any) -> Any:
         parts = [
-            c if c is not None else tfr.zeros(tuple(o.shape), dtype=o.dtype) for c, o in zip(cts, out)
+            c if c is not None else tfr.zeros(tuple(o.shape), dtype=o.dtype)
+            for c, o in zip(cts, out, strict=False)
         ]
         return (fit(tfr.stack(parts, axis=axis), x),)
 
@@ -600,12 +627,14 @@ COMPOSITES.update({"transpose": _transpose})
 
 # ---------------------------------------------------------------------------- indexing
 def _is_basic_item(k: Any) -> bool:
-    return k is None or k is Ellipsis or isinstance(k, (int, slice)) and not isinstance(k, bool)
+    return k is None or k is Ellipsis or (isinstance(k, (int, slice)) and not isinstance(k, bool))
 
 
 def _np_key(key: Any) -> Any:
     items = key if isinstance(key, tuple) else (key,)
-    return tuple(np.asarray(strip(k)) if hasattr(k, "shape") or isinstance(k, list) else k for k in items)
+    return tuple(
+        np.asarray(strip(k)) if hasattr(k, "shape") or isinstance(k, list) else k for k in items
+    )
 
 
 def _scatter_plain(ct: Any, key: Any, shape: tuple[int, ...], dtype: Any) -> Any:
@@ -680,12 +709,12 @@ def parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
     terms = lhs.split(",")
     used = {c for c in subs if c.isalpha()}
     ell_nd = 0
-    for t, nd in zip(terms, ndims):
+    for t, nd in zip(terms, ndims, strict=False):
         if "..." in t:
             ell_nd = max(ell_nd, nd - (len(t) - 3))
     ell = "".join(_fresh(used) for _ in range(ell_nd))
     out_terms = []
-    for t, nd in zip(terms, ndims):
+    for t, nd in zip(terms, ndims, strict=False):
         if "..." in t:
             k = nd - (len(t) - 3)
             t = t.replace("...", ell[ell_nd - k :] if k else "")
@@ -704,8 +733,8 @@ def parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
 def _einsum_rule(out: Any, subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
     terms, rhs = parse_einsum(subscripts, [o.ndim for o in operands])
     sizes: dict[str, int] = {}
-    for t, o in zip(terms, operands):
-        for c, n in zip(t, o.shape):
+    for t, o in zip(terms, operands, strict=False):
+        for c, n in zip(t, o.shape, strict=False):
             sizes[c] = max(sizes.get(c, 1), n)
 
     def grad_of(i: int, ct: Any) -> Any:
@@ -735,7 +764,7 @@ def _einsum_rule(out: Any, subscripts: str, /, *operands: Any, optimize: Any = N
         return fit(g, operands[i])
 
     def bwd(ct: Any, needs: Any) -> Any:
-        return (None,) + tuple(grad_of(i, ct) if n else None for i, n in enumerate(needs[1:]))
+        return (None, *tuple(grad_of(i, ct) if n else None for i, n in enumerate(needs[1:])))
 
     return bwd, operands
 
@@ -855,7 +884,9 @@ COMPOSITES.update(
         "diagonal": _diagonal,
         "linalg.diagonal": lambda x, /, *, offset=0: _last_diagonal(x, offset),
         "trace": _trace,
-        "linalg.trace": lambda x, /, *, offset=0, dtype=None: tfr.sum(_last_diagonal(x, offset), axis=-1),
+        "linalg.trace": lambda x, /, *, offset=0, dtype=None: tfr.sum(
+            _last_diagonal(x, offset), axis=-1
+        ),
         "linalg.tensordot": lambda a, b, /, *, axes=2: tfr.tensordot(a, b, axes=axes),
         "linalg.matmul": lambda a, b, /: tfr.matmul(a, b),
         "diag": _diag,

@@ -290,7 +290,7 @@ def _guard(x: Any) -> Any:
         return None
     try:
         return take()
-    except Exception:  # noqa: BLE001 - a tensor that cannot be borrowed is simply not guarded
+    except Exception:
         return None
 
 
@@ -318,7 +318,11 @@ def _unwrap(x: Any, level: int) -> Any:
 
 def _is_diff_array(x: Any) -> bool:
     dt = getattr(x, "dtype", None)
-    return dt is not None and hasattr(x, "shape") and bool(getattr(dt, "is_float", False) or getattr(dt, "is_complex", False))
+    return (
+        dt is not None
+        and hasattr(x, "shape")
+        and bool(getattr(dt, "is_float", False) or getattr(dt, "is_complex", False))
+    )
 
 
 def record(
@@ -342,7 +346,7 @@ def record(
         if isinstance(a, Tracer) and a.level == level:
             parents.append((i, a.node, a.index))
             needs.append(True)
-        elif isinstance(a, (list, tuple)) and not isinstance(a, Tracer):
+        elif isinstance(a, (list, tuple)):
             inner = []
             for j, b in enumerate(a):
                 hit = isinstance(b, Tracer) and b.level == level
@@ -376,7 +380,7 @@ def dispatch(
     kwargs: dict[str, Any],
 ) -> Any:
     """Run namespace function ``fn`` (called as ``name``) on arguments that may hold tracers."""
-    from ._rules import COMPOSITES, NONDIFF, RULES, IDENTITY
+    from ._rules import COMPOSITES, IDENTITY, NONDIFF, RULES
 
     top = _top_level(args, kwargs)
     if top == 0:
@@ -390,7 +394,9 @@ def dispatch(
         return args[0]
     if name in NONDIFF:
         plain_args = [
-            [strip(b) for b in a] if isinstance(a, (list, tuple)) and not hasattr(a, "_fields") else strip(a)
+            [strip(b) for b in a]
+            if isinstance(a, (list, tuple)) and not hasattr(a, "_fields")
+            else strip(a)
             for a in args
         ]
         return fn(*plain_args, **{k: strip(v) for k, v in kwargs.items()})
