@@ -240,10 +240,9 @@ def torch_runner(case: str, size: Any) -> Any:
 
 
 def _child(contender: str, case: str, mode: str) -> None:
-    """Measure the resident memory one call adds (VmHWM - VmRSS after set-up)."""
+    """The resident memory a call adds above the set-up (VmHWM - VmRSS): first and second call."""
     size = SIZES[mode][case]
     fn = tenferro_runner(case, size) if contender == "tenferro" else torch_runner(case, size)
-    fn()  # warm-up: imports, plans, pools as in the timed runs
 
     def status(key: str) -> int:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -251,19 +250,23 @@ def _child(contender: str, case: str, mode: str) -> None:
                 return int(line.split()[1]) * 1024
         return 0
 
-    Path("/proc/self/clear_refs").write_text("5")
-    base = status("VmRSS:")
-    fn()
-    print(json.dumps({"peak_bytes": status("VmHWM:") - base}))
+    peaks = []
+    for _ in range(2):
+        Path("/proc/self/clear_refs").write_text("5")
+        base = status("VmRSS:")
+        fn()
+        peaks.append(status("VmHWM:") - base)
+    print(json.dumps({"first": peaks[0], "second": peaks[1]}))
 
 
-def peak_memory(contender: str, case: str, mode: str) -> int | None:
+def peak_memory(contender: str, case: str, mode: str) -> dict[str, int] | None:
     cmd = [sys.executable, __file__, "--child", contender, case, mode]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=True)
     except (subprocess.SubprocessError, OSError):
         return None
-    return int(json.loads(out.stdout.strip().splitlines()[-1])["peak_bytes"])
+    got: dict[str, int] = json.loads(out.stdout.strip().splitlines()[-1])
+    return got
 
 
 def _has_torch() -> bool:
@@ -327,10 +330,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"  torch grad finite: {row['torch_gradient_finite']}"
             )
         peaks = ", ".join(
-            f"{k} {v / 2**20:.1f} MiB" if v is not None else f"{k} n/a"
+            f"{k} {v['first'] / 2**20:.1f} / {v['second'] / 2**20:.1f} MiB"
+            if v is not None
+            else f"{k} n/a"
             for k, v in row["peak_bytes"].items()
         )
-        print(line + f"\n      peak memory added by one call: {peaks}", flush=True)
+        print(line + f"\n      peak memory added, first / second call: {peaks}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"mode": mode, "rows": rows}, indent=2))
     return 0

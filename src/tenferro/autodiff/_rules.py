@@ -25,6 +25,7 @@ which is what makes second derivatives work.
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections.abc import Callable
@@ -730,36 +731,56 @@ def parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
     return out_terms, out
 
 
+@functools.lru_cache(maxsize=512)
+def _einsum_grad_plan(
+    subscripts: str, ndims: tuple[int, ...], i: int
+) -> tuple[str, tuple[int, ...], tuple[tuple[str, str], ...]]:
+    """The einsum giving operand ``i``'s cotangent: its subscripts, the other operands,
+    and the extra constant operands (``("eye", letter)`` for a repeated index,
+    ``("ones", letter)`` for an index that only operand ``i`` has)."""
+    terms, rhs = parse_einsum(subscripts, list(ndims))
+    used = set("".join(terms) + rhs)
+    target: list[str] = []
+    extra_terms: list[str] = []
+    extras: list[tuple[str, str]] = []
+    for c in terms[i]:
+        if c in target:
+            new = _fresh(used)
+            target.append(new)
+            extra_terms.append(c + new)
+            extras.append(("eye", c))
+        else:
+            target.append(c)
+    avail = set(rhs) | set("".join(terms[j] for j in range(len(terms)) if j != i))
+    avail |= set("".join(extra_terms))
+    for c in target:
+        if c not in avail:
+            extra_terms.append(c)
+            extras.append(("ones", c))
+            avail.add(c)
+    others = tuple(j for j in range(len(terms)) if j != i)
+    spec = ",".join([rhs] + [terms[j] for j in others] + extra_terms) + "->" + "".join(target)
+    return spec, others, tuple(extras)
+
+
 def _einsum_rule(out: Any, subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
-    terms, rhs = parse_einsum(subscripts, [o.ndim for o in operands])
-    sizes: dict[str, int] = {}
-    for t, o in zip(terms, operands, strict=False):
-        for c, n in zip(t, o.shape, strict=False):
-            sizes[c] = max(sizes.get(c, 1), n)
+    ndims = tuple(o.ndim for o in operands)
 
     def grad_of(i: int, ct: Any) -> Any:
-        used = set("".join(terms) + rhs)
-        target: list[str] = []
-        extra_terms: list[str] = []
+        spec, others, extras = _einsum_grad_plan(subscripts, ndims, i)
         extra_ops: list[Any] = []
-        dt = _real_dtype(ct)
-        for c in terms[i]:
-            if c in target:
-                new = _fresh(used)
-                target.append(new)
-                extra_terms.append(c + new)
-                extra_ops.append(tfr.eye(sizes[c], dtype=dt))
-            else:
-                target.append(c)
-        avail = set(rhs) | set("".join(terms[j] for j in range(len(terms)) if j != i))
-        avail |= set("".join(extra_terms))
-        for c in target:
-            if c not in avail:
-                extra_terms.append(c)
-                extra_ops.append(tfr.ones((sizes[c],), dtype=dt))
-                avail.add(c)
-        others = [j for j in range(len(terms)) if j != i]
-        spec = ",".join([rhs] + [terms[j] for j in others] + extra_terms) + "->" + "".join(target)
+        if extras:
+            terms, _ = parse_einsum(subscripts, list(ndims))
+            sizes: dict[str, int] = {}
+            for t, o in zip(terms, operands, strict=False):
+                for c, n in zip(t, o.shape, strict=False):
+                    sizes[c] = max(sizes.get(c, 1), n)
+            dt = _real_dtype(ct)
+            for kind, c in extras:
+                if kind == "eye":
+                    extra_ops.append(tfr.eye(sizes[c], dtype=dt))
+                else:
+                    extra_ops.append(tfr.ones((sizes[c],), dtype=dt))
         g = tfr.einsum(spec, ct, *[conj(operands[j]) for j in others], *extra_ops)
         return fit(g, operands[i])
 

@@ -373,6 +373,17 @@ def record(
     return tuple(wrapped)
 
 
+_tables: tuple[Any, Any, Any, Any] | None = None
+
+
+def _load_tables() -> None:
+    """The rule tables (`_rules` imports this module, so they are bound on first use)."""
+    global _tables
+    from ._rules import COMPOSITES, IDENTITY, NONDIFF, RULES
+
+    _tables = (COMPOSITES, IDENTITY, NONDIFF, RULES)
+
+
 def dispatch(
     name: str,
     fn: Callable[..., Any],
@@ -380,7 +391,10 @@ def dispatch(
     kwargs: dict[str, Any],
 ) -> Any:
     """Run namespace function ``fn`` (called as ``name``) on arguments that may hold tracers."""
-    from ._rules import COMPOSITES, IDENTITY, NONDIFF, RULES
+    if _tables is None:
+        _load_tables()
+    assert _tables is not None
+    COMPOSITES, IDENTITY, NONDIFF, RULES = _tables
 
     top = _top_level(args, kwargs)
     if top == 0:
