@@ -316,6 +316,15 @@ def _svd_trunc(rng: Any, c: bool, lay: str, d: list[int]) -> Any:
     return f, [arr(rng, (d[0] + 2, d[1] + 2), c, lay)]
 
 
+@case("linalg.svd_truncated_batched")
+def _svd_trunc_b(rng: Any, c: bool, lay: str, d: list[int]) -> Any:
+    def f(a: Any) -> Any:
+        u, s, vh, discarded = tfr.linalg.svd_truncated(a, max_rank=2)
+        return _gauge_free_svd(u, s, vh) + scalarize(discarded)
+
+    return f, [arr(rng, (2, d[0] + 2, d[1] + 2), c, lay)]
+
+
 @case("linalg.qr")
 def _qr(rng: Any, c: bool, lay: str, d: list[int]) -> Any:
     def f(a: Any, w: Any) -> Any:

@@ -38,6 +38,7 @@ from ..errors import ValidationError
 __all__ = [
     "Node",
     "Tracer",
+    "apply",
     "backward",
     "dispatch",
     "is_tracer",
@@ -432,6 +433,24 @@ def dispatch(
     kw = {k: strip(v) for k, v in kwargs.items()}
     out = dispatch(name, fn, tuple(inner), kw)
     bwd, keep = rule(out, *inner, **kw)
+    return record(top, args, out, bwd, keep)
+
+
+def apply(
+    fn: Callable[..., Any],
+    rule: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None = None,
+) -> Any:
+    """Run a primitive that is not a namespace function (``fn`` on plain arrays, its
+    ``rule`` as in `_rules.RULES`), recording it on the highest level among ``args``."""
+    kwargs = kwargs or {}
+    top = _top_level(args, kwargs)
+    if top == 0:
+        return fn(*args, **kwargs)
+    inner = tuple(_unwrap(a, top) for a in args)
+    out = apply(fn, rule, inner, kwargs)
+    bwd, keep = rule(out, *inner, **kwargs)
     return record(top, args, out, bwd, keep)
 
 
