@@ -31,7 +31,8 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (3, "services", ("engine.*", "interop.*", "domains.*")),
     # linalg is the array API extension: it builds on the namespace's functions.
     (4, "namespace", ("", "namespace.*", "linalg.*", "_namespace.*", "array_api.*", "creation.*")),
-    (5, "distributed", ("distributed.*",)),
+    # tenferro.autodiff wraps the namespace's functions (layer 4); nothing imports it.
+    (5, "distributed, autodiff", ("distributed.*", "autodiff.*")),
     (6, "tools", ("cli", "__main__", "demo.*", "bench.*")),
 ]
 

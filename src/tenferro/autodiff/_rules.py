@@ -36,7 +36,7 @@ import numpy as np
 import tenferro as _tenferro
 
 from ..errors import ValidationError
-from ._trace import Tracer, record, strip
+from ._trace import Tracer, install_rules, record, strip
 
 # The namespace, called through the hook at run time (mypy does not follow its star
 # re-export, so the module is typed as Any).
@@ -915,3 +915,5 @@ COMPOSITES.update(
         "concat": _concat_composite,
     }
 )
+
+install_rules(COMPOSITES, IDENTITY, NONDIFF, RULES, traced_getitem)

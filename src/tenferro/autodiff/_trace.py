@@ -41,6 +41,7 @@ __all__ = [
     "apply",
     "backward",
     "dispatch",
+    "install_rules",
     "is_tracer",
     "new_level",
     "state",
@@ -173,9 +174,8 @@ class Tracer:
         return (self[i] for i in range(len(self)))
 
     def __getitem__(self, key: Any) -> Any:
-        from ._rules import traced_getitem
-
-        return traced_getitem(self, key)
+        assert _getitem is not None, "tenferro.autodiff._rules is not loaded"
+        return _getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise ValidationError(
@@ -374,15 +374,19 @@ def record(
     return tuple(wrapped)
 
 
+# The rule tables and the traced getitem, installed by `_rules` when it loads
+# (`_rules` imports this module, so this one must not import it back).
 _tables: tuple[Any, Any, Any, Any] | None = None
+_getitem: Callable[[Any, Any], Any] | None = None
 
 
-def _load_tables() -> None:
-    """The rule tables (`_rules` imports this module, so they are bound on first use)."""
-    global _tables
-    from ._rules import COMPOSITES, IDENTITY, NONDIFF, RULES
-
-    _tables = (COMPOSITES, IDENTITY, NONDIFF, RULES)
+def install_rules(
+    composites: Any, identity: Any, nondiff: Any, rules: Any, getitem: Callable[[Any, Any], Any]
+) -> None:
+    """Called once by `_rules`: the tables `dispatch` consults and ``Tracer.__getitem__``."""
+    global _tables, _getitem
+    _tables = (composites, identity, nondiff, rules)
+    _getitem = getitem
 
 
 def dispatch(
@@ -392,9 +396,7 @@ def dispatch(
     kwargs: dict[str, Any],
 ) -> Any:
     """Run namespace function ``fn`` (called as ``name``) on arguments that may hold tracers."""
-    if _tables is None:
-        _load_tables()
-    assert _tables is not None
+    assert _tables is not None, "tenferro.autodiff._rules is not loaded"
     COMPOSITES, IDENTITY, NONDIFF, RULES = _tables
 
     top = _top_level(args, kwargs)
