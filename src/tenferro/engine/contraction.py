@@ -144,9 +144,9 @@ class ContractionOps(EngineBase):
                             t._moved = None
                             return t
                     except BaseException:
-                        # The traceback keeps this frame's `fa`, an operand's internal
-                        # array: never pool the operands' buffers (Reads.__exit__).
-                        sa.recycler = sb.recycler = None
+                        # A traceback may keep an operand's internal array: pooled at its death
+                        # only if none survives (HostBuffer.failed_read, docs/internals.md).
+                        sa.failed_read = sb.failed_read = True
                         raise
                     finally:
                         _reading.remove(pin)

@@ -224,9 +224,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                             t._moved = None
                             return t
                     except BaseException:
-                        # The traceback keeps this frame's `fa`, an operand's internal
-                        # array: never pool the operands' buffers (Reads.__exit__).
-                        sa.recycler = sb.recycler = None
+                        # A traceback may keep an operand's internal array: pooled at its death
+                        # only if none survives (HostBuffer.failed_read, docs/internals.md).
+                        sa.failed_read = sb.failed_read = True
                         raise
                     finally:
                         _reading.remove(pin)
@@ -292,9 +292,9 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMetho
                         t._moved = None
                         return t
                 except BaseException:
-                    # The traceback keeps this frame's `fa`, the operand's internal
-                    # array: never pool the operand's buffer (Reads.__exit__).
-                    sa.recycler = None
+                    # A traceback may keep an operand's internal array: pooled at its death
+                    # only if none survives (HostBuffer.failed_read, docs/internals.md).
+                    sa.failed_read = True
                     raise
                 finally:
                     _reading.remove(sa)
@@ -352,9 +352,9 @@ class ElementwiseOps(EngineBase):
                 raise
             return _pooled(t._shape, dt, owner, flat, self._recycler)
         except BaseException:
-            # The traceback keeps this frame's `fa`, the operand's internal array:
-            # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
+            # A traceback may keep an operand's internal array: pooled at its death
+            # only if none survives (HostBuffer.failed_read, docs/internals.md).
+            st.failed_read = True
             raise
         finally:
             _reading.remove(st)

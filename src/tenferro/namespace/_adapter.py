@@ -26,7 +26,7 @@ from ..engine import cpu as _cpu
 from ..engine._base import Reads
 from ..errors import BorrowError, ValidationError
 from ..guards import ExclusiveBorrow
-from ..layout import col_major_strides, shape_size
+from ..layout import col_major_strides, row_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
@@ -111,6 +111,103 @@ def descriptor(x: Any) -> tuple[Shape, Shape, int]:
     return x._shape, x._strides, x._offset
 
 
+# ---------------------------------------------------------------------- memory order
+# The rule (docs/namespace.md, "Memory order follows the data"): owners are compact
+# column-major; a C-ordered array is the axis-reversed view of a column-major
+# owner. A namespace result is produced in its operands' memory order (numpy's
+# order='K'), so C-ordered data stays C-ordered without a transposing copy.
+
+
+def mirror(x: Any) -> Tensor | None:
+    """The column-major owner a C-ordered view is the reversed view of, or None.
+
+    ``x`` must be a `TensorView` that covers its whole host buffer in compact
+    row-major order (what `asarray` makes of a C-contiguous numpy array, and what
+    every C-ordered namespace result is). The tensor returned shares the view's
+    buffer and is an *operand only*: it is never handed out, so it moves nothing
+    and owns nothing (it has no ``__del__``; the buffer's own lifetime is the
+    view's). Engine calls on it pin and check the buffer as for any tensor.
+    """
+    src = x._source
+    if src.__class__ is not HostBuffer or x._offset:
+        return None
+    shape = x._shape
+    if len(shape) < 2 or x._strides != row_major_strides(shape):
+        return None
+    flat = src.flat
+    want = x._dtype.numpy
+    if len(flat) != shape_size(shape) or (flat.dtype is not want and flat.dtype != want):
+        return None
+    return Tensor._wrap(shape[::-1], x._dtype, src)
+
+
+def unmirror(t: Any) -> Any:
+    """The C-ordered view of a fresh column-major result ``t`` (the reversed axes).
+
+    ``t`` is a plain host tensor the caller made and holds alone; the view holds
+    its buffer (one counted alias) and the tensor object is dropped.
+    """
+    if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
+        return t  # not an owner (a scalar from a full reduction path, say)
+    shape = t._shape[::-1]
+    if len(shape) < 2:
+        return t
+    st = t._st
+    return TensorView._make(st.read_root(), t._dtype, shape, row_major_strides(shape), 0, st)
+
+
+def reversed_operand(x: Any) -> Any:
+    """``x`` with its axes reversed, for an engine call (no copy): the owner of a
+    C-ordered view (`mirror`) where there is one, else the reversed view."""
+    m = mirror(x) if x.__class__ is TensorView else None
+    if m is not None:
+        return m
+    v = x.as_view() if x.__class__ is Tensor else x
+    return v._derive(v._shape[::-1], v._strides[::-1], v._offset)
+
+
+def prefers_c(x: Any) -> bool:
+    """Does ``x`` (any operand) lay its axes out in row-major order (numpy's 'K')?
+
+    True for a view of rank >= 2 whose first non-unit axis has a larger stride
+    than its last: a C-ordered array, or a slice of one.
+    """
+    if x.__class__ is not TensorView:
+        return False
+    shape = x._shape
+    if len(shape) < 2:
+        return False
+    strides = x._strides
+    first = last = None
+    for d, s in zip(shape, strides, strict=True):
+        if d != 1:
+            if first is None:
+                first = abs(s)
+            last = abs(s)
+    return first is not None and last is not None and first > last
+
+
+def run_in_order(
+    op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any], c_order: bool
+) -> Any:
+    """`EngineBase._run` into a pooled output of ``shape`` in the given memory order.
+
+    Column-major gives the owner; row-major runs ``kernel`` on the transpose of a
+    column-major owner of the reversed shape (a C-ordered array of ``shape``) and
+    returns the C-ordered view of it (`unmirror`).
+    """
+    eng = _engine()
+    if not c_order or len(shape) < 2:
+        return eng._run(op, shape, dtype, kernel)
+
+    def reversed_kernel(nd: Array) -> Any:
+        # nd.T is the C-ordered array of `shape` over the same memory: the kernel
+        # writes every element of it, so every element of nd.
+        return kernel(nd.T)
+
+    return unmirror(eng._run(op, shape[::-1], dtype, reversed_kernel))
+
+
 # ---------------------------------------------------------------------- outputs
 def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
     """Run ``kernel(nd)`` into a pooled output of the default engine; ``nd`` is F-ordered.
@@ -121,8 +218,12 @@ def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], A
     return _engine()._run(op, shape, dtype, kernel)
 
 
-def emit(op: str, result: Array) -> Tensor:
+def emit(op: str, result: Array, follow_order: bool = True) -> Any:
     """A pooled tensor holding the values of a numpy result (computed by the caller).
+
+    A C-ordered result of rank >= 2 gives the C-ordered view of a column-major
+    owner (`run_in_order`), unless ``follow_order`` is False (data that has no
+    memory order of its own, such as nested Python lists, becomes an owner).
 
     The values are written once into the pooled buffer; this is the output of a
     computation, not a copy of a tenferro buffer, so it is not counted.
@@ -134,7 +235,10 @@ def emit(op: str, result: Array) -> Tensor:
         # nd has res's shape: copyto writes every element.
         np.copyto(nd, res, casting="unsafe")
 
-    return _engine()._run(op, tuple(int(d) for d in res.shape), dt, kernel)
+    c_order = (
+        follow_order and res.ndim >= 2 and res.flags.c_contiguous and not res.flags.f_contiguous
+    )
+    return run_in_order(op, tuple(int(d) for d in res.shape), dt, kernel, c_order)
 
 
 def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
@@ -219,9 +323,9 @@ def binary_function(
                             t._moved = None
                             return t
                     except BaseException:
-                        # A traceback keeps `fa`, an operand's internal array: never
-                        # pool the operands' buffers (the engine's hot paths do the same).
-                        sa.recycler = sb.recycler = None
+                        # A traceback may keep an operand's internal array (docs/internals.md,
+                        # "Failure policy").
+                        sa.failed_read = sb.failed_read = True
                         raise
                     finally:
                         _reading.remove(pin)
@@ -236,6 +340,22 @@ def binary_function(
                 r = scalar(x2, x1, True)
                 if r is not None:
                     return r
+            elif c1 is TensorView:
+                # C-ordered operands: the same call on the column-major owners they
+                # are reversed views of, and the result's reversed view (C-ordered).
+                m1 = mirror(x1)
+                if m1 is not None:
+                    if c2 is TensorView:
+                        if x2._shape == x1._shape:
+                            m2 = mirror(x2)
+                            if m2 is not None:
+                                return unmirror(fn(m1, m2))
+                    elif c2 is float or c2 is int:
+                        return unmirror(fn(m1, x2))
+            elif c2 is TensorView and (c1 is float or c1 is int):
+                m2 = mirror(x2)
+                if m2 is not None:
+                    return unmirror(fn(x1, m2))
         return general(x1, x2)
 
     def scalar(t: Tensor, value: Any, first: bool) -> Any:
@@ -275,7 +395,9 @@ def binary_function(
                 raise
             return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
         except BaseException:
-            st.recycler = None  # a traceback keeps `fa` (see fn)
+            # A traceback may keep an operand's internal array (docs/internals.md,
+            # "Failure policy").
+            st.failed_read = True
             raise
         finally:
             _reading.remove(st)
@@ -326,19 +448,24 @@ def unary_function(
                         t._moved = None
                         return t
                 except BaseException:
-                    # A traceback keeps `fa`, the operand's internal array: never pool
-                    # its buffer (the engine's hot paths do the same).
-                    st.recycler = None
+                    # A traceback may keep an operand's internal array (docs/internals.md,
+                    # "Failure policy").
+                    st.failed_read = True
                     raise
                 finally:
                     _reading.remove(st)
+        elif x.__class__ is TensorView:
+            m = mirror(x)  # C-ordered: the owner's result, reversed (see binary_function)
+            if m is not None:
+                return unmirror(fn(m))
         return general(x)
 
     return fn
 
 
-def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
-    """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output."""
+def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Any:
+    """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output,
+    in the first array operand's memory order (`prefers_c`)."""
     with Reads() as reads:
         vals = read_all(reads, args, op)
 
@@ -347,13 +474,23 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
 
-        return _engine()._run(op, shape, dtype, kernel)
+        return run_in_order(op, shape, dtype, kernel, _first_prefers_c(args, len(shape)))
+
+
+def _first_prefers_c(xs: tuple[Any, ...], ndim: int) -> bool:
+    """`prefers_c` of the first array among ``xs`` of rank ``ndim`` (numpy's 'K' follows
+    the operands' layout; the first full-rank one decides)."""
+    for x in xs:
+        if isinstance(x, ARRAY_TYPES) and len(x.shape) == ndim:
+            return prefers_c(x)
+    return False
 
 
 def compute_into(
     op: str, shape: Shape, dtype: DType, fn: Callable[..., Any], xs: tuple[Any, ...]
-) -> Tensor:
-    """``fn(nd, *values)`` writing a pooled output ``nd`` of ``shape`` (F-ordered).
+) -> Any:
+    """``fn(nd, *values)`` writing a pooled output ``nd`` of ``shape``, in the memory
+    order of ``xs[0]`` (`prefers_c`).
 
     ``fn`` must write every element of ``nd`` (numpy's reductions with ``out=``
     do); the arrays of ``xs`` are read without copying for the call's duration.
@@ -364,7 +501,9 @@ def compute_into(
         def kernel(nd: Array) -> None:
             fn(nd, *vals)
 
-        return _engine()._run(op, shape, dtype, kernel)
+        # A reduction keeps its input's memory order (numpy's 'K').
+        c_order = bool(xs) and prefers_c(xs[0])
+        return run_in_order(op, shape, dtype, kernel, c_order)
 
 
 def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:

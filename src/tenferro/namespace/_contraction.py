@@ -18,7 +18,17 @@ from ..dtype import DType
 from ..engine import default_engine
 from ..errors import ValidationError
 from ..tensor import Tensor
-from ._adapter import ARRAY_TYPES, compute, emit, engine
+from ..view import TensorView
+from ._adapter import (
+    ARRAY_TYPES,
+    compute,
+    emit,
+    engine,
+    mirror,
+    prefers_c,
+    reversed_operand,
+    unmirror,
+)
 from ._core import check_array, check_category, normalize_axis, operand_dtype
 from ._creation import astype
 
@@ -59,6 +69,19 @@ def matmul(x1: Any, x2: Any, /) -> Any:
         and x1._dtype in _BLAS
     ):
         return engine().matmul(x1, x2)  # it checks the shapes, storage and moves itself
+    if x1.__class__ is TensorView and x2.__class__ is TensorView:
+        # C-ordered matrices: (x1 @ x2).T == x2.T @ x1.T on the owners they are the
+        # transposes of, and the C-ordered view of that result.
+        m1 = mirror(x1)
+        if m1 is not None and len(m1._shape) == 2:
+            m2 = mirror(x2)
+            if (
+                m2 is not None
+                and len(m2._shape) == 2
+                and m1._dtype is m2._dtype
+                and m1._dtype in _BLAS
+            ):
+                return unmirror(engine().matmul(m2, m1))
     a, b = _numeric_vectors(x1, x2, op, "matmul")
     if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
         raise ValidationError(
@@ -103,7 +126,30 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
             )
     if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
         return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
+    if _c_ordered_pair(a, b):
+        # Both operands C-ordered: the contraction of the reversed operands, swapped,
+        # is the reversed result; its reversed view is C-ordered (numpy's layout).
+        na, nb = len(a.shape) - 1, len(b.shape) - 1
+        res = default_engine().dot_general(
+            reversed_operand(b),
+            reversed_operand(a),
+            contracting=(tuple(nb - j for j in ax_b), tuple(na - i for i in ax_a)),
+        )
+        return unmirror(res)
     return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
+
+
+def _c_ordered_pair(a: Any, b: Any) -> bool:
+    """Are both operands laid out row-major (`prefers_c`), or vectors next to one that is?"""
+    ca = prefers_c(a)
+    cb = prefers_c(b)
+    if ca and cb:
+        return True
+    if ca:
+        return len(b.shape) < 2
+    if cb:
+        return len(a.shape) < 2
+    return False
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:

@@ -175,7 +175,8 @@ def _build(obj: Any, want: DType | None, op: str) -> Any:
         )
     if want is None and arr.dtype == np.float64 and arr.size == 0:
         arr = arr.astype(_DEFAULT_FLOAT.numpy)
-    return emit(op, arr)
+    # Python data has no memory order: it becomes an owner (column-major).
+    return emit(op, arr, follow_order=False)
 
 
 def _unwrap(obj: Any) -> Any:

@@ -227,7 +227,8 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
                 kind="COPY_REQUIRED",
             )
     record_copy(op, size * x.dtype.itemsize)
-    return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)))
+    # Only a layout that is not row-major needs this copy: it stays an owner.
+    return emit(op, compute(op, lambda a: np.reshape(a, new), (x,)), follow_order=False)
 
 
 def _reshaped_view(x: Any, shape: Any) -> Any:

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import ValidationError
-from ._adapter import compute, compute_into, emit, engine
+from ..view import TensorView
+from ._adapter import compute, compute_into, emit, engine, mirror, unmirror
 from ._core import (
     axes_tuple,
     check_array,
@@ -31,10 +32,31 @@ _np: Any = np
 _FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
 
 
+def _mirrored(op: str, x: Any, axis: Any) -> tuple[Any, Any] | None:
+    """``(owner, axes)``: a C-ordered view's column-major owner (`mirror`) and ``axis``
+    in the owner's reversed axes, or None. The reduction of the owner over those
+    axes, reversed (`unmirror`), is the reduction of the view in C order."""
+    if x.__class__ is not TensorView:
+        return None
+    m = mirror(x)
+    if m is None:
+        return None
+    if axis is None:
+        return m, None
+    last = len(m._shape) - 1
+    axes = axes_tuple(axis, last + 1, op)
+    assert axes is not None
+    return m, tuple(last - i for i in axes)
+
+
 def _reduce(
     op: str, x: Any, fn: Any, axis: Any, category: str, out: DType | None = None, **kw: Any
 ) -> Any:
-    """``fn(x, axis=..., out=...)`` written straight into a pooled output."""
+    """``fn(x, axis=..., out=...)`` written straight into a pooled output (C-ordered
+    views reduce their owner, so the result keeps their memory order)."""
+    hit = _mirrored(op, x, axis)
+    if hit is not None:
+        return unmirror(_reduce(op, hit[0], fn, hit[1], category, out, **kw))
     check_array(x, op)
     dt = x.dtype
     check_category(op, dt, category)
@@ -82,6 +104,9 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    hit = _mirrored(op, x, axis)
+    if hit is not None:
+        return unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
     if dtype is None:
         if axis is None and not keepdims:
             # The engine's full-reduction hot path: float dtypes keep their dtype, as
@@ -101,6 +126,9 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
+    hit = _mirrored(op, x, axis)
+    if hit is not None:
+        return unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
     if dtype is None and axis is not None:
         r = engine()._axes_fast("reduce_prod", x, axis, keepdims)
         if r is not None:
