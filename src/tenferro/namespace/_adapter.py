@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType, dtype_of_array
-from ..engine import CpuEngine, default_engine
+from ..engine import CpuEngine, _core, default_engine
 from ..engine import cpu as _cpu
 from ..engine._base import Reads
 from ..errors import BorrowError, ValidationError
@@ -29,7 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import col_major_strides, row_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
 
 __all__ = [
@@ -262,7 +262,7 @@ _engine = engine
 def binary_function(
     ufunc: Any, allowed: tuple[DType, ...], out_bool: bool, general: Callable[[Any, Any], Any]
 ) -> Callable[..., Any]:
-    """A binary elementwise function: the engine's hot path inlined, else ``general``.
+    """A binary elementwise function: the compiled protocol (`_core`), else ``general``.
 
     The hot path takes two plain host tensors of one shape and an ``allowed``
     dtype through the same steps as the engine's own binary fast path (pin both,
@@ -290,45 +290,16 @@ def binary_function(
                 and sb.__class__ is HostBuffer
                 and dt is x2._dtype
                 and dt in allowed
+                and x1._shape == x2._shape
             ):
-                shape = x1._shape
-                if shape == x2._shape:
-                    pin = (sa, sb)
-                    _reading.append(pin)
-                    try:
-                        if sa.exclusive is None and sb.exclusive is None:
-                            fa = sa.flat
-                            n = len(fa)
-                            eng = _cpu._state.current
-                            if eng is None:
-                                eng = default_engine()
-                            pool = eng._pool
-                            out_dt = _BOOL if out_bool else dt
-                            owner = pool.acquire(out_dt.numpy, n)
-                            flat = owner if len(owner) == n else owner[:n]
-                            try:
-                                # Both inputs hold exactly n elements: the ufunc
-                                # writes all of flat.
-                                call(fa, sb.flat, flat)
-                            except BaseException:
-                                # Dropped, never pooled: a traceback keeps `owner`.
-                                del flat, owner
-                                raise
-                            # INVARIANT: the same fields as tensor._pooled, inlined (the
-                            # namespace's binary hot path); test_engine_interface checks it.
-                            t: Tensor = _new(Tensor)
-                            t._shape = shape
-                            t._dtype = out_dt
-                            t._st = HostBuffer(owner, flat, eng._recycler)
-                            t._moved = None
-                            return t
-                    except BaseException:
-                        # A traceback may keep an operand's internal array (docs/internals.md,
-                        # "Failure policy").
-                        sa.failed_read = sb.failed_read = True
-                        raise
-                    finally:
-                        _reading.remove(pin)
+                # The per-operation protocol, compiled (engine/_core.pyx). Both inputs
+                # hold exactly n elements: the ufunc writes every element of the output.
+                eng = _cpu._state.current
+                if eng is None:
+                    eng = default_engine()
+                r = _core.binary(call, x1, x2, _BOOL if out_bool else dt, eng)
+                if r is not None:
+                    return r
         else:
             c1 = x1.__class__
             c2 = x2.__class__
@@ -371,36 +342,13 @@ def binary_function(
             return None
         if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
             return None
-        _reading.append(st)
-        try:
-            if st.exclusive is not None:
-                return None  # the general path refuses it
-            fa = st.flat
-            n = len(fa)
-            eng = _cpu._state.current
-            if eng is None:
-                eng = default_engine()
-            out_dt = _BOOL if out_bool else dt
-            owner = eng._pool.acquire(out_dt.numpy, n)
-            flat = owner if len(owner) == n else owner[:n]
-            try:
-                # The tensor holds exactly n elements and the scalar broadcasts: the
-                # ufunc writes all of flat.
-                if first:
-                    call(value, fa, flat)
-                else:
-                    call(fa, value, flat)
-            except BaseException:
-                del flat, owner  # dropped, never pooled (see fn)
-                raise
-            return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
-        except BaseException:
-            # A traceback may keep an operand's internal array (docs/internals.md,
-            # "Failure policy").
-            st.failed_read = True
-            raise
-        finally:
-            _reading.remove(st)
+        eng = _cpu._state.current
+        if eng is None:
+            eng = default_engine()
+        # The per-operation protocol, compiled (engine/_core.pyx); None when the
+        # buffer is exclusively borrowed (the general path refuses it). The tensor
+        # holds exactly n elements and the scalar broadcasts: the ufunc writes all.
+        return _core.scalar(call, t, value, first, _BOOL if out_bool else dt, eng)
 
     return fn
 
@@ -408,7 +356,7 @@ def binary_function(
 def unary_function(
     ufunc: Any, allowed: tuple[DType, ...], general: Callable[[Any], Any]
 ) -> Callable[..., Any]:
-    """A same-dtype unary elementwise function: the engine's hot path inlined, else ``general``.
+    """A same-dtype unary elementwise function: the compiled protocol, else ``general``.
 
     The hot path takes one plain host tensor of an ``allowed`` dtype through the
     steps of the engine's unary fast path (pin, check for a writer, a pooled
@@ -421,39 +369,14 @@ def unary_function(
             st = x._st
             dt = x._dtype
             if st.__class__ is HostBuffer and dt in allowed:
-                _reading.append(st)
-                try:
-                    if st.exclusive is None:
-                        fa = st.flat
-                        n = len(fa)
-                        eng = _cpu._state.current
-                        if eng is None:
-                            eng = default_engine()
-                        owner = eng._pool.acquire(fa.dtype, n)
-                        flat = owner if len(owner) == n else owner[:n]
-                        try:
-                            # The input holds exactly n elements: the ufunc writes all
-                            # of flat.
-                            ufunc(fa, flat)
-                        except BaseException:
-                            # Dropped, never pooled: a traceback keeps `owner`.
-                            del flat, owner
-                            raise
-                        # INVARIANT: the same fields as tensor._pooled, inlined (the
-                        # namespace's unary hot path); test_engine_interface checks it.
-                        t: Tensor = _new(Tensor)
-                        t._shape = x._shape
-                        t._dtype = dt
-                        t._st = HostBuffer(owner, flat, eng._recycler)
-                        t._moved = None
-                        return t
-                except BaseException:
-                    # A traceback may keep an operand's internal array (docs/internals.md,
-                    # "Failure policy").
-                    st.failed_read = True
-                    raise
-                finally:
-                    _reading.remove(st)
+                eng = _cpu._state.current
+                if eng is None:
+                    eng = default_engine()
+                # The per-operation protocol, compiled (engine/_core.pyx). The input
+                # holds exactly n elements: the ufunc writes every element of the output.
+                r = _core.unary(ufunc, x, dt, eng)
+                if r is not None:
+                    return r
         elif x.__class__ is TensorView:
             m = mirror(x)  # C-ordered: the owner's result, reversed (see binary_function)
             if m is not None:
