@@ -85,6 +85,30 @@ def _pair(op: str, value: Any, what: str) -> tuple[Any, Any]:
     return lhs, rhs
 
 
+#: Validated `DotPlan`s of `dot_general`, per (shapes, contracting, batch): a repeated
+#: call does no axis normalisation and no planning. Bounded: cleared when full.
+_DOT_PLANS: dict[Any, DotPlan] = {}
+_PLAN_CACHE_SIZE = 1024
+
+
+def _plan_key(sa: Shape, sb: Shape, contracting: Any, batch: Any) -> Any:
+    """The cache key of a `dot_general` call, or None when its axes are not two pairs
+    of tuples of exact ints (a bool compares equal to an int but is refused as an
+    axis, so only exact ints may share a validated plan)."""
+    if contracting.__class__ is not tuple or batch.__class__ is not tuple:
+        return None
+    for pair in (contracting, batch):
+        if len(pair) != 2:
+            return None
+        for axes in pair:
+            if axes.__class__ is not tuple:
+                return None
+            for i in axes:
+                if i.__class__ is not int:
+                    return None
+    return (sa, sb, contracting, batch)
+
+
 # ---------------------------------------------------------------------- the mixin
 class ContractionOps(EngineBase):
     """Contraction methods of `CpuEngine` (mixed in; see the module docstring)."""
@@ -206,6 +230,11 @@ class ContractionOps(EngineBase):
             xa, da, sa = reads.operand(a, op)
             xb, db, sb = reads.operand(b, op)
             _dtype_check(op, da, db)
+            key = _plan_key(sa, sb, contracting, batch)
+            plan = _DOT_PLANS.get(key) if key is not None else None
+            if plan is not None:
+                # Validated and planned before for these shapes and axes.
+                return self._run_dot(op, plan, xa, xb, da, out, reads)
             ca_raw, cb_raw = _pair(op, contracting, "contracting")
             ba_raw, bb_raw = _pair(op, batch, "batch")
             ca = _axes(op, ca_raw, len(sa), "lhs contracting")
@@ -240,6 +269,10 @@ class ContractionOps(EngineBase):
                             sizes=(sa[i], sb[j]),
                         )
             plan = make_dot_plan(sa, sb, ca, cb, ba, bb)
+            if key is not None:
+                if len(_DOT_PLANS) >= _PLAN_CACHE_SIZE:
+                    _DOT_PLANS.clear()
+                _DOT_PLANS[key] = plan
             return self._run_dot(op, plan, xa, xb, da, out, reads)
 
     def _run_dot(

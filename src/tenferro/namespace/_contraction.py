@@ -103,27 +103,16 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     op = "tenferro.tensordot"
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
-    a, b = _promoted((x1, x2), op)
-    if isinstance(axes, (tuple, list)) and len(axes) == 2:
-        ax_a = axes[0] if isinstance(axes[0], (tuple, list)) else (axes[0],)
-        ax_b = axes[1] if isinstance(axes[1], (tuple, list)) else (axes[1],)
-    else:
-        n = operator.index(axes)
-        if n < 0 or n > a.ndim or n > b.ndim:
-            raise ValidationError(op, f"axes={n} is out of range", kind="INVALID_AXIS")
-        ax_a = tuple(range(a.ndim - n, a.ndim))
-        ax_b = tuple(range(n))
-    ax_a = tuple(normalize_axis(i, a.ndim, op) for i in ax_a)
-    ax_b = tuple(normalize_axis(i, b.ndim, op) for i in ax_b)
-    if len(ax_a) != len(ax_b):
-        raise ValidationError(op, "axes must pair up", kind="INVALID_AXIS")
-    for i, j in zip(ax_a, ax_b, strict=True):
-        if a.shape[i] != b.shape[j]:
-            raise ValidationError(
-                op,
-                f"axis {i} of x1 has size {a.shape[i]} but axis {j} of x2 has {b.shape[j]}",
-                kind="DIM_MISMATCH",
-            )
+    a, b = (x1, x2) if x1.dtype is x2.dtype else _promoted((x1, x2), op)
+    key = _axes_key(a.shape, b.shape, axes)
+    hit = _TENSORDOT_AXES.get(key) if key is not None else None
+    if hit is None:
+        hit = _tensordot_axes(a, b, axes, op)
+        if key is not None:
+            if len(_TENSORDOT_AXES) >= _PLAN_CACHE_SIZE:
+                _TENSORDOT_AXES.clear()
+            _TENSORDOT_AXES[key] = hit
+    ax_a, ax_b = hit
     if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
         return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
     if _c_ordered_pair(a, b):
@@ -150,6 +139,59 @@ def _c_ordered_pair(a: Any, b: Any) -> bool:
     if cb:
         return len(a.shape) < 2
     return False
+
+
+#: Validated (x1 axes, x2 axes) of `tensordot`, per (shapes, axes as given): a repeated
+#: call does no axis normalisation. Bounded: cleared when full.
+_TENSORDOT_AXES: dict[Any, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+_PLAN_CACHE_SIZE = 1024
+
+
+def _exact_ints(seq: Any) -> tuple[int, ...] | None:
+    if seq.__class__ is not tuple and seq.__class__ is not list:
+        return (seq,) if seq.__class__ is int else None
+    for i in seq:
+        if i.__class__ is not int:
+            return None
+    return tuple(seq)
+
+
+def _axes_key(sa: Any, sb: Any, axes: Any) -> Any:
+    """The cache key of a tensordot call, or None for axes that are not exact ints (a
+    bool equals an int but must be refused: only exact ints share validated axes)."""
+    if axes.__class__ is int:
+        return (sa, sb, axes)
+    if (axes.__class__ is tuple or axes.__class__ is list) and len(axes) == 2:
+        pa = _exact_ints(axes[0])
+        pb = _exact_ints(axes[1])
+        if pa is not None and pb is not None:
+            return (sa, sb, pa, pb)
+    return None
+
+
+def _tensordot_axes(a: Any, b: Any, axes: Any, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The validated, non-negative contracted axes of ``a`` and ``b`` (typed errors)."""
+    if isinstance(axes, (tuple, list)) and len(axes) == 2:
+        ax_a = axes[0] if isinstance(axes[0], (tuple, list)) else (axes[0],)
+        ax_b = axes[1] if isinstance(axes[1], (tuple, list)) else (axes[1],)
+    else:
+        n = operator.index(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValidationError(op, f"axes={n} is out of range", kind="INVALID_AXIS")
+        ax_a = tuple(range(a.ndim - n, a.ndim))
+        ax_b = tuple(range(n))
+    ax_a = tuple(normalize_axis(i, a.ndim, op) for i in ax_a)
+    ax_b = tuple(normalize_axis(i, b.ndim, op) for i in ax_b)
+    if len(ax_a) != len(ax_b):
+        raise ValidationError(op, "axes must pair up", kind="INVALID_AXIS")
+    for i, j in zip(ax_a, ax_b, strict=True):
+        if a.shape[i] != b.shape[j]:
+            raise ValidationError(
+                op,
+                f"axis {i} of x1 has size {a.shape[i]} but axis {j} of x2 has {b.shape[j]}",
+                kind="DIM_MISMATCH",
+            )
+    return ax_a, ax_b
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
