@@ -44,8 +44,6 @@ FUNCTIONS = {
 }
 #: Where `tensor._pooled` is inlined: (module, enclosing function).
 INLINED = {
-    ("engine/contraction.py", "matmul"),  # 2-D matmul
-    ("engine/reduction.py", "_full_fast"),  # full reductions
     ("engine/structural.py", "transpose"),  # transpose of a plain tensor
     ("engine/fusion.py", "evaluate"),  # small fused expressions
 }
@@ -257,3 +255,48 @@ def test_the_compiled_core_leaves_an_exclusively_borrowed_operand_to_the_general
         assert _core.binary(np.add, a, a, DType.F64, eng) is None
     assert not host.reading
     assert eng.buffer_pool_stats() == tfr.CpuEngine().buffer_pool_stats()
+
+
+# -- the namespace's interface to the engine (engine/interface.py) -------------------------
+#: Underscore attributes of engines (and their plumbing) that only engine/ may touch.
+ENGINE_PRIVATE = {
+    "_pool",
+    "_recycler",
+    "_state",
+    "_run",
+    "_run_staged",
+    "_output",
+    "_fresh",
+    "_full_fast",
+    "_axes_fast",
+    "_threads",
+    "_domain",
+}
+#: A view's descriptor fields, which only view.py (and the engine interface) may write.
+VIEW_FIELDS = {"_shape", "_strides", "_offset", "_base", "_source", "_dtype"}
+
+
+def test_modules_above_the_engine_use_only_its_interface() -> None:
+    for rel, tree in _modules():
+        if rel.startswith(("engine/", "storage/")):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ENGINE_PRIVATE:
+                raise AssertionError(f"{rel}: {ast.unparse(node)} (use engine.interface)")
+
+
+def test_modules_above_the_engine_never_write_a_views_descriptor() -> None:
+    for rel, tree in _modules():
+        if rel.startswith(("engine/", "storage/")) or rel in {"view.py", "tensor.py"}:
+            continue
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in VIEW_FIELDS
+                    and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                ):
+                    raise AssertionError(f"{rel}: {ast.unparse(node)} (use engine.interface)")

@@ -30,6 +30,7 @@ from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch
+from ._core import shaped2 as _core_shaped2
 from .einsum import ContractExpression, build_plan, plan_for
 from .einsum.executor import execute
 from .einsum.fast import _records as _fast_records
@@ -109,6 +110,17 @@ def _plan_key(sa: Shape, sb: Shape, contracting: Any, batch: Any) -> Any:
     return (sa, sb, contracting, batch)
 
 
+def _matmul_kernel(fa: Array, fb: Array, flat: Array, mkn: tuple[int, int, int]) -> None:
+    """2-D matmul of two column-major buffers into ``flat`` (``_core.shaped2``'s kernel).
+
+    C^T = B^T @ A^T on C-ordered views of the column-major buffers; gemm writes
+    every element of the N x M out (zeros when K == 0). np.dot: the same BLAS
+    call as np.matmul without the ufunc dispatch, ~0.2 us less.
+    """
+    m, k, n = mkn
+    _dot(fb.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
+
+
 # ---------------------------------------------------------------------- the mixin
 class ContractionOps(EngineBase):
     """Contraction methods of `CpuEngine` (mixed in; see the module docstring)."""
@@ -135,45 +147,13 @@ class ContractionOps(EngineBase):
                 shape_a = a._shape
                 shape_b = b._shape
                 if len(shape_a) == 2 and len(shape_b) == 2 and shape_a[1] == shape_b[0]:
-                    # Pin both, THEN check for a writer (see HostBuffer.pin).
-                    pin = (sa, sb)
-                    _reading.append(pin)
-                    try:
-                        if sa.exclusive is None and sb.exclusive is None:
-                            m, k = shape_a
-                            n = shape_b[1]
-                            size = m * n
-                            fa = sa.flat
-                            pool = self._pool
-                            owner = pool.acquire(fa.dtype, size)
-                            flat = owner if len(owner) == size else owner[:size]
-                            try:
-                                # C^T = B^T @ A^T on C-ordered views of the column-major
-                                # buffers; gemm writes every element of the N x M out
-                                # (zeros when K == 0). np.dot: the same BLAS call as
-                                # np.matmul without the ufunc dispatch, ~0.2 us less.
-                                _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
-                            except BaseException:
-                                # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase._run).
-                                del flat, owner
-                                raise
-                            # INVARIANT: the same fields as tensor._pooled, inlined (this
-                            # is the 2-D matmul hot path); test_engine_interface checks that
-                            # the two do not drift apart.
-                            t: Tensor = _new(Tensor)
-                            t._shape = (m, n)
-                            t._dtype = dt
-                            t._st = HostBuffer(owner, flat, self._recycler)
-                            t._moved = None
-                            return t
-                    except BaseException:
-                        # A traceback may keep an operand's internal array: pooled at its death
-                        # only if none survives (HostBuffer.failed_read, docs/internals.md).
-                        sa.failed_read = sb.failed_read = True
-                        raise
-                    finally:
-                        _reading.remove(pin)
+                    m = shape_a[0]
+                    n = shape_b[1]
+                    # The per-operation protocol, compiled (engine/_core.pyx).
+                    mkn = (m, shape_a[1], n)
+                    r = _core_shaped2(_matmul_kernel, a, b, (m, n), m * n, dt, self, mkn)
+                    if r is not None:
+                        return r
         return self._matmul_general(a, b, out)
 
     def _matmul_general(self, a: Any, b: Any, out: Tensor | None) -> Tensor:

@@ -22,8 +22,10 @@ from ..dtype import DType, scalar_as_dtype
 from ..errors import DTypeError, ValidationError
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from . import _core
 from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
+from ._core import binary as _core_binary
+from ._core import scalar as _core_scalar
+from ._core import unary as _core_unary
 from .large import LARGE_MIN as _LARGE_MIN
 from .large import binary as _large_binary
 
@@ -190,7 +192,7 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                 # Both operands hold exactly n elements (plain host INVARIANT, equal
                 # shapes), so the ufunc writes every element of the output.
                 kernel = ufunc if len(sa.flat) < _LARGE_MIN else partial(_large_binary, ufunc)
-                r = _core.binary(kernel, a, b, dt, self)
+                r = _core_binary(kernel, a, b, dt, self)
                 if r is not None:
                     return r
         elif out is None:
@@ -233,7 +235,7 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMetho
                 # The per-operation protocol, compiled (engine/_core.pyx). The input
                 # holds exactly n elements (plain host INVARIANT) and the result has
                 # its dtype: the ufunc writes every element of the output.
-                r = _core.unary(ufunc, a, dt, self)
+                r = _core_unary(ufunc, a, dt, self)
                 if r is not None:
                     return r
         return self._unary(spec, a, out)
@@ -268,7 +270,7 @@ class ElementwiseOps(EngineBase):
         scalar = weak_scalar(value, dt, spec.op)
         # The per-operation protocol, compiled (engine/_core.pyx). The tensor holds
         # exactly n elements and the scalar broadcasts: the ufunc writes all of them.
-        r: Tensor | None = _core.scalar(ufunc, t, scalar, scalar_first, dt, self)
+        r: Tensor | None = _core_scalar(ufunc, t, scalar, scalar_first, dt, self)
         return r
 
     # -- general paths ---------------------------------------------------------------------

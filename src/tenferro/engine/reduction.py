@@ -26,6 +26,7 @@ from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _pooled
 from ._base import EngineBase, Reads
+from ._core import shaped as _core_shaped
 
 __all__ = ["ReductionOps"]
 
@@ -78,6 +79,18 @@ def _plan(shape: tuple[int, ...], ax: tuple[int, ...], keepdims: bool) -> _Plan:
     return plan
 
 
+def _full_kernel(fa: Array, flat: Array, name: str) -> None:
+    """A full reduction of ``fa`` into the one element of ``flat`` (``_core.shaped``'s kernel).
+
+    INVARIANT: the one element of the rank-0 result is written here: the
+    reduction of all n elements with keepdims has flat's shape (1,), written in
+    place (no numpy scalar, no item assignment).
+    """
+    _UFUNC[name].reduce(fa, 0, None, flat, True)
+    if name == "reduce_mean":
+        _divide(flat, len(fa), flat)
+
+
 class ReductionOps(EngineBase):
     """Reduction methods of `CpuEngine` (mixed in; see the module docstring)."""
 
@@ -97,39 +110,10 @@ class ReductionOps(EngineBase):
         dt = t._dtype
         if st.__class__ is not HostBuffer or dt not in fast:
             return None
-        _reading.append(st)
-        try:
-            fa = st.flat
-            n = len(fa)
-            if st.exclusive is not None or not n:
-                return None  # the general path refuses or handles it
-            owner = self._pool.acquire(fa.dtype, 1)
-            flat = owner if len(owner) == 1 else owner[:1]
-            try:
-                # INVARIANT: the one element of the rank-0 result is written here: the
-                # reduction of all n elements with keepdims has flat's shape (1,),
-                # written in place (no numpy scalar, no item assignment).
-                _UFUNC[name].reduce(fa, 0, None, flat, True)
-                if name == "reduce_mean":
-                    _divide(flat, n, flat)
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase._run).
-                del flat, owner
-                raise
-            r: Tensor = _new(Tensor)
-            r._shape = ()
-            r._dtype = dt
-            r._st = HostBuffer(owner, flat, self._recycler)
-            r._moved = None
-            return r
-        except BaseException:
-            # A traceback may keep an operand's internal array: pooled at its death
-            # only if none survives (HostBuffer.failed_read, docs/internals.md).
-            st.failed_read = True
-            raise
-        finally:
-            _reading.remove(st)
+        # The per-operation protocol, compiled (engine/_core.pyx); None for an empty or
+        # exclusively borrowed tensor (the general path handles or refuses it).
+        r: Tensor | None = _core_shaped(_full_kernel, t, (), 1, dt, self, name)
+        return r
 
     def _axes_fast(self, name: str, t: Any, axes: Any, keepdims: bool = False) -> Tensor | None:
         """``reduce_sum``/``reduce_prod`` of a plain host float tensor over ``axes``, or None.

@@ -21,11 +21,10 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType, dtype_of_array
-from ..engine import CpuEngine, _core, default_engine
-from ..engine import cpu as _cpu
+from ..engine import CpuEngine
+from ..engine import interface as _interface
 from ..engine._base import Reads
-from ..errors import BorrowError, ValidationError
-from ..guards import ExclusiveBorrow
+from ..errors import ValidationError
 from ..layout import col_major_strides, row_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
@@ -94,12 +93,8 @@ def permuted_view(x: Any, permute: Callable[[Shape], Shape]) -> Any:
     a view as it is; only the descriptor changes.
     """
     if isinstance(x, Tensor):
-        v = x.as_view()
-        # INVARIANT: `v` was made by this call and nobody else holds it, so its
-        # descriptor can be permuted in place (one view object instead of two).
-        v._shape = permute(v._shape)
-        v._strides = permute(v._strides)
-        return v
+        shape = x._shape
+        return _interface.view_of(x, permute(shape), permute(col_major_strides(shape)))
     return x._derive(permute(x._shape), permute(x._strides), x._offset)
 
 
@@ -141,19 +136,7 @@ def mirror(x: Any) -> Tensor | None:
     return Tensor._wrap(shape[::-1], x._dtype, src)
 
 
-def unmirror(t: Any) -> Any:
-    """The C-ordered view of a fresh column-major result ``t`` (the reversed axes).
-
-    ``t`` is a plain host tensor the caller made and holds alone; the view holds
-    its buffer (one counted alias) and the tensor object is dropped.
-    """
-    if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
-        return t  # not an owner (a scalar from a full reduction path, say)
-    shape = t._shape[::-1]
-    if len(shape) < 2:
-        return t
-    st = t._st
-    return TensorView._make(st.read_root(), t._dtype, shape, row_major_strides(shape), 0, st)
+unmirror = _interface.c_view
 
 
 def reversed_operand(x: Any) -> Any:
@@ -187,25 +170,7 @@ def prefers_c(x: Any) -> bool:
     return first is not None and last is not None and first > last
 
 
-def run_in_order(
-    op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any], c_order: bool
-) -> Any:
-    """`EngineBase._run` into a pooled output of ``shape`` in the given memory order.
-
-    Column-major gives the owner; row-major runs ``kernel`` on the transpose of a
-    column-major owner of the reversed shape (a C-ordered array of ``shape``) and
-    returns the C-ordered view of it (`unmirror`).
-    """
-    eng = _engine()
-    if not c_order or len(shape) < 2:
-        return eng._run(op, shape, dtype, kernel)
-
-    def reversed_kernel(nd: Array) -> Any:
-        # nd.T is the C-ordered array of `shape` over the same memory: the kernel
-        # writes every element of it, so every element of nd.
-        return kernel(nd.T)
-
-    return unmirror(eng._run(op, shape[::-1], dtype, reversed_kernel))
+run_in_order = _interface.output
 
 
 # ---------------------------------------------------------------------- outputs
@@ -215,7 +180,7 @@ def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], A
     The kernel must write every element of ``nd``; a kernel that raises gives the
     buffer back to the pool.
     """
-    return _engine()._run(op, shape, dtype, kernel)
+    return _interface.run(op, shape, dtype, kernel)
 
 
 def emit(op: str, result: Array, follow_order: bool = True) -> Any:
@@ -251,12 +216,12 @@ def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
 
 
 def engine() -> CpuEngine:
-    """The calling thread's default engine (`default_engine`, inlined: ``with eng:``'s, if any)."""
-    eng = _cpu._state.current
-    return eng if eng is not None else default_engine()
+    """The calling thread's current engine (``with eng:``'s, else the default one)."""
+    return _interface.current()
 
 
 _engine = engine
+_current = _interface.current
 
 
 def binary_function(
@@ -294,10 +259,7 @@ def binary_function(
             ):
                 # The per-operation protocol, compiled (engine/_core.pyx). Both inputs
                 # hold exactly n elements: the ufunc writes every element of the output.
-                eng = _cpu._state.current
-                if eng is None:
-                    eng = default_engine()
-                r = _core.binary(call, x1, x2, _BOOL if out_bool else dt, eng)
+                r = _interface.binary(call, x1, x2, _BOOL if out_bool else dt, _current())
                 if r is not None:
                     return r
         else:
@@ -342,13 +304,10 @@ def binary_function(
             return None
         if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
             return None
-        eng = _cpu._state.current
-        if eng is None:
-            eng = default_engine()
         # The per-operation protocol, compiled (engine/_core.pyx); None when the
         # buffer is exclusively borrowed (the general path refuses it). The tensor
         # holds exactly n elements and the scalar broadcasts: the ufunc writes all.
-        return _core.scalar(call, t, value, first, _BOOL if out_bool else dt, eng)
+        return _interface.scalar(call, t, value, first, _BOOL if out_bool else dt, _current())
 
     return fn
 
@@ -369,12 +328,9 @@ def unary_function(
             st = x._st
             dt = x._dtype
             if st.__class__ is HostBuffer and dt in allowed:
-                eng = _cpu._state.current
-                if eng is None:
-                    eng = default_engine()
                 # The per-operation protocol, compiled (engine/_core.pyx). The input
                 # holds exactly n elements: the ufunc writes every element of the output.
-                r = _core.unary(ufunc, x, dt, eng)
+                r = _interface.unary(ufunc, x, dt, _current())
                 if r is not None:
                     return r
         elif x.__class__ is TensorView:
@@ -536,47 +492,7 @@ def write(x: Any, op: str, fn: Callable[[Array], None]) -> None:
         raise ValidationError(
             op, f"expected a tenferro array, got {type(x).__name__}", kind="INVALID_OPERAND"
         )
-    if 0 in x._strides and shape_size(x._shape) > 1:
-        raise BorrowError(
-            op,
-            "this view repeats elements (a broadcast, stride 0), so writing it is ambiguous; "
-            "write the array it was broadcast from, or materialise it first",
-            kind="BROADCAST_VIEW",
-        )
-    src = x._source
-    if src.__class__ is not HostBuffer:
-        raise BorrowError(
-            op,
-            "writing through a view of group-backed storage is not supported; write the "
-            "tensor itself (map_write) instead",
-            kind="UNSUPPORTED",
-        )
-    # INVARIANT: every view holds the buffer's one root, so dropping ours removes
-    # exactly this view's alias from the count; it is restored from the buffer.
-    x._base = None  # type: ignore[assignment]
-    try:
-        borrow = ExclusiveBorrow(src, op)
-    except BaseException:
-        x._base = src.read_root()
-        raise
-    try:
-        wroot = borrow.root(op)
-        if wroot.dtype != x._dtype.numpy:
-            wroot = wroot.view(x._dtype.numpy)
-        isz = wroot.itemsize
-        arr: Any = np.ndarray(
-            x._shape,
-            wroot.dtype,
-            buffer=wroot,
-            offset=x._offset * isz,
-            strides=tuple(s * isz for s in x._strides),
-        )
-        del wroot
-        fn(arr)
-    finally:
-        arr = None
-        borrow.end()
-        x._base = src.read_root()
+    x._write_exclusive(op, fn)
 
 
 def shares_buffer(a: Any, b: Any) -> bool:

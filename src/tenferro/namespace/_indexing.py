@@ -16,6 +16,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import promote_types
+from ..engine.interface import view_of
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
@@ -127,13 +128,8 @@ def getitem(x: Any, key: Any) -> Any:
             sel_shape, sel_strides, sel_offset = _select(
                 items, shape, col_major_strides(shape), 0, op
             )
-            v = x.as_view()
-            # INVARIANT: `v` was made here and nobody else holds it yet; its offset is
-            # where the tensor starts in its buffer, the selection's is relative to it.
-            v._shape = sel_shape
-            v._strides = sel_strides
-            v._offset += sel_offset
-            return v
+            # The selection's offset is relative to where the tensor starts in its buffer.
+            return view_of(x, sel_shape, sel_strides, sel_offset)
         shape, strides, offset = descriptor(x)
         return derive_view(x, *_select(items, shape, strides, offset, op))
     basic = _basic_key(key, op)

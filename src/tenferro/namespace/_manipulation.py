@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..copies import record_copy
+from ..engine.interface import view_of
 from ..errors import ValidationError
 from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
@@ -256,12 +257,8 @@ def _reshaped_view(x: Any, shape: Any) -> Any:
         return None
     new, new_strides, delta = plan
     if x.__class__ is Tensor:
-        v = x.as_view()  # refuses a moved or exclusively borrowed tensor
-        # INVARIANT: `v` was made here and nobody else holds it yet.
-        v._shape = new
-        v._strides = new_strides
-        v._offset += delta
-        return v
+        x._live("tenferro.reshape")  # a moved tensor is refused (view_of refuses a borrowed one)
+        return view_of(x, new, new_strides, delta)
     return x._derive(new, new_strides, x._offset + delta)
 
 

@@ -12,9 +12,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..dtype import DType
+from ..engine.interface import axes_reduction, full_reduction
 from ..errors import ValidationError
 from ..view import TensorView
-from ._adapter import compute, compute_into, emit, engine, mirror, unmirror
+from ._adapter import compute, compute_into, emit, mirror, unmirror
 from ._core import (
     axes_tuple,
     check_array,
@@ -111,11 +112,9 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
         if axis is None and not keepdims:
             # The engine's full-reduction hot path: float dtypes keep their dtype, as
             # the standard's sum does.
-            r = engine()._full_fast("reduce_sum", x, _FLOATING)
+            r = full_reduction("reduce_sum", x, _FLOATING)
         else:
-            r = engine()._axes_fast(
-                "reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims
-            )
+            r = axes_reduction("reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims)
         if r is not None:
             return r
     check_array(x, op)
@@ -130,7 +129,7 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     if hit is not None:
         return unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
     if dtype is None and axis is not None:
-        r = engine()._axes_fast("reduce_prod", x, axis, keepdims)
+        r = axes_reduction("reduce_prod", x, axis, keepdims)
         if r is not None:
             return r
     check_array(x, op)
