@@ -26,7 +26,6 @@ import numpy as np
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axis_tuple, strict_index
-from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch
@@ -46,11 +45,6 @@ __all__ = ["ContractionOps"]
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__  # the hot path's inlined tensor._pooled
-# The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
-# compiles a method call on an *imported* name (`from ... import reading`) as a
-# module attribute call, without the list.append specialization (~40 ns more).
-_reading = _host.reading
 _dot = np.dot
 # The dtype categories of dtype.py: BLAS takes the float and complex ones.
 _BLAS_T = tuple(d for d in DType if d.is_float or d.is_complex)
