@@ -44,7 +44,6 @@ FUNCTIONS = {
 }
 #: Where `tensor._pooled` is inlined: (module, enclosing function).
 INLINED = {
-    ("engine/structural.py", "transpose"),  # transpose of a plain tensor
     ("engine/fusion.py", "evaluate"),  # small fused expressions
 }
 
