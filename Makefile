@@ -9,8 +9,11 @@ STAMP := $(VENV)/.installed
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-# Re-install whenever pyproject.toml changes.
-$(STAMP): pyproject.toml | $(BIN)/python
+# Compiled sources (the per-operation core, engine/_core.pyx): an edit rebuilds.
+CORE_SRC := $(wildcard src/tenferro/*.pyx src/tenferro/*/*.pyx src/tenferro/*.pxd src/tenferro/*/*.pxd)
+
+# Re-install (and so re-compile the core) whenever pyproject.toml or a .pyx/.pxd changes.
+$(STAMP): pyproject.toml $(CORE_SRC) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
@@ -35,3 +38,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	find src -name '*.so' -delete -o -name '_core.c' -delete

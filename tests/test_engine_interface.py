@@ -44,12 +44,7 @@ FUNCTIONS = {
 }
 #: Where `tensor._pooled` is inlined: (module, enclosing function).
 INLINED = {
-    ("engine/elementwise.py", "method"),  # binary and unary operations
-    ("engine/contraction.py", "matmul"),  # 2-D matmul
-    ("engine/reduction.py", "_full_fast"),  # full reductions
-    ("engine/structural.py", "transpose"),  # transpose of a plain tensor
     ("engine/fusion/ops.py", "evaluate"),  # small fused expressions
-    ("namespace/_adapter.py", "fn"),  # the namespace's binary functions
 }
 
 TENSOR_PRIVATE = {n for n in dir(Tensor) if n.startswith("_") and not n.startswith("__")} | set(
@@ -186,3 +181,121 @@ def test_no_module_writes_tensor_fields_outside_the_inlined_blocks() -> None:
                     and rel != "storage/group.py"  # GroupTables._moved: its own field
                 ):
                     raise AssertionError(f"{rel}: {ast.unparse(node)}")
+
+
+# -- the compiled per-operation protocol (engine/_core.pyx) --------------------------------
+def _fields(t: Tensor) -> tuple[object, ...]:
+    st = t._st
+    return (
+        t._shape,
+        t._dtype,
+        t._moved,
+        st.__class__,
+        st.owner,
+        st.flat,
+        st.recycler,
+        st.origin,
+        st._root,
+        st._stale,
+        st.exclusive,
+        st.failed_read,
+    )
+
+
+def test_the_compiled_core_builds_what_pooled_builds() -> None:
+    import numpy as np
+
+    from tenferro.dtype import DType
+    from tenferro.engine import _core
+
+    owner = np.empty(4)
+    by_core = _core.pooled((2, 2), DType.F64, owner, owner, None)
+    by_python = tensor_module._pooled((2, 2), DType.F64, owner, owner, None)
+    assert _fields(by_core) == _fields(by_python)
+
+
+def test_the_compiled_core_pins_before_the_kernel_and_unpins_after_a_failure() -> None:
+    import numpy as np
+    import pytest
+
+    import tenferro as tfr
+    from tenferro.dtype import DType
+    from tenferro.engine import _core
+    from tenferro.storage import host
+
+    eng = tfr.CpuEngine()
+    a = tfr.from_numpy(np.arange(4.0))
+    seen: list[int] = []
+
+    def kernel(x: object, out: object) -> None:
+        seen.append(a._st.readers())
+        raise RuntimeError("kernel failed")
+
+    with pytest.raises(RuntimeError):
+        _core.unary(kernel, a, DType.F64, eng)
+    assert seen == [1]  # pinned while the kernel ran
+    assert not host.reading  # unpinned in finally
+    assert a._st.failed_read  # the failure policy's mark on the operand
+    assert eng.buffer_pool_stats().buffers == 0  # the failed output was dropped
+
+
+def test_the_compiled_core_leaves_an_exclusively_borrowed_operand_to_the_general_path() -> None:
+    import numpy as np
+
+    import tenferro as tfr
+    from tenferro.dtype import DType
+    from tenferro.engine import _core
+    from tenferro.storage import host
+
+    eng = tfr.CpuEngine()
+    a = tfr.from_numpy(np.arange(4.0))
+    with a.map_write():
+        assert _core.unary(np.negative, a, DType.F64, eng) is None
+        assert _core.binary(np.add, a, a, DType.F64, eng) is None
+    assert not host.reading
+    assert eng.buffer_pool_stats() == tfr.CpuEngine().buffer_pool_stats()
+
+
+# -- the namespace's interface to the engine (engine/interface.py) -------------------------
+#: Underscore attributes of engines (and their plumbing) that only engine/ may touch.
+ENGINE_PRIVATE = {
+    "_pool",
+    "_recycler",
+    "_state",
+    "_run",
+    "_run_staged",
+    "_output",
+    "_fresh",
+    "_full_fast",
+    "_axes_fast",
+    "_threads",
+    "_domain",
+}
+#: A view's descriptor fields, which only view.py (and the engine interface) may write.
+VIEW_FIELDS = {"_shape", "_strides", "_offset", "_base", "_source", "_dtype"}
+
+
+def test_modules_above_the_engine_use_only_its_interface() -> None:
+    for rel, tree in _modules():
+        if rel.startswith(("engine/", "storage/")):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ENGINE_PRIVATE:
+                raise AssertionError(f"{rel}: {ast.unparse(node)} (use engine.interface)")
+
+
+def test_modules_above_the_engine_never_write_a_views_descriptor() -> None:
+    for rel, tree in _modules():
+        if rel.startswith(("engine/", "storage/")) or rel in {"view.py", "tensor.py"}:
+            continue
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in VIEW_FIELDS
+                    and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                ):
+                    raise AssertionError(f"{rel}: {ast.unparse(node)} (use engine.interface)")

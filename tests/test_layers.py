@@ -45,7 +45,9 @@ def _module_files() -> dict[str, Path]:
     """Dotted module name (relative to the package, "" for the package) -> source file."""
     root = SRC / PACKAGE
     out: dict[str, Path] = {}
-    for path in sorted(root.rglob("*.py")):
+    # Compiled modules (Cython .pyx) are modules of the package too: their imports
+    # are read from their `from tenferro... import` lines (`_pyx_edges`).
+    for path in sorted([*root.rglob("*.py"), *root.rglob("*.pyx")]):
         parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -118,12 +120,26 @@ def _known(name: str) -> str:
     return name
 
 
+def _pyx_edges(path: Path) -> set[str]:
+    """The package modules a Cython module imports (absolute ``from tenferro.x import``)."""
+    import re
+
+    edges: set[str] = set()
+    for m in re.finditer(r"^\s*(?:from|c?import)\s+(tenferro[\w.]*)", path.read_text(), re.M):
+        target = _resolve("", True, 0, m.group(1))
+        if target is not None:
+            edges.add(_known(target))
+    return edges
+
+
 def import_edges(module: str, type_only: bool = False) -> set[str]:
     """The package modules ``module`` imports (module level and inside functions).
 
     ``type_only``: also the imports under ``if TYPE_CHECKING:``.
     """
     path = MODULES[module]
+    if path.suffix == ".pyx":
+        return _pyx_edges(path)
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(), filename=str(path))
     edges: set[str] = set()

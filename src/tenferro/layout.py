@@ -26,6 +26,7 @@ __all__ = [
     "normalize_perm",
     "normalize_shape",
     "quick_axes",
+    "row_major_strides",
     "shape_size",
     "strict_index",
 ]
@@ -123,6 +124,23 @@ def col_major_strides(shape: Sequence[int]) -> Shape:
 #: ask for it, and the loop costs more than a small operation's kernel. Equal
 #: tuples have equal strides (a bool dimension equals its int), so equality keys.
 _strides_of: dict[Shape, Shape] = {}
+
+
+def row_major_strides(shape: Shape) -> Shape:
+    """Compact row-major (C) strides, in elements: the column-major strides of the
+    reversed shape, reversed (a C-ordered array is the axis-reversed view of a
+    column-major owner)."""
+    hit = _row_strides_of.get(shape)
+    if hit is not None:
+        return hit
+    result = col_major_strides(shape[::-1])[::-1]
+    if len(_row_strides_of) >= 4096:
+        _row_strides_of.clear()
+    _row_strides_of[shape] = result
+    return result
+
+
+_row_strides_of: dict[Shape, Shape] = {}
 
 
 def is_compact_col_major(shape: Sequence[int], strides: Sequence[int]) -> bool:

@@ -17,7 +17,7 @@ from ._array_methods import ArrayMethods
 from .alloc import host_empty
 from .copies import NotCopyable, check_copy, count_copy
 from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
-from .errors import DTypeError, ValidationError
+from .errors import BorrowError, DTypeError, ValidationError
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
@@ -403,6 +403,57 @@ class TensorView(_ViewBase):
         return TensorView._make(
             self._base, dtype or self._dtype, shape, strides, offset, self._source
         )
+
+    def _write_exclusive(self, op: str, fn: Any) -> None:
+        """Call ``fn(arr)`` with a writable array of this view's elements under an
+        exclusive borrow of its buffer (the namespace's writes through a view).
+
+        The view gives up its own shared alias for the write, borrows the buffer
+        exclusively (refused while any *other* alias is alive) and takes its alias
+        back afterwards. The array must not outlive ``fn``.
+        """
+        if 0 in self._strides and shape_size(self._shape) > 1:
+            raise BorrowError(
+                op,
+                "this view repeats elements (a broadcast, stride 0), so writing it is "
+                "ambiguous; write the array it was broadcast from, or materialise it first",
+                kind="BROADCAST_VIEW",
+            )
+        src = self._source
+        if src.__class__ is not HostBuffer:
+            raise BorrowError(
+                op,
+                "writing through a view of group-backed storage is not supported; write the "
+                "tensor itself (map_write) instead",
+                kind="UNSUPPORTED",
+            )
+        # INVARIANT: every view holds the buffer's one root, so dropping ours removes
+        # exactly this view's alias from the count; it is restored from the buffer.
+        self._base = None  # type: ignore[assignment]
+        try:
+            borrow = ExclusiveBorrow(src, op)
+        except BaseException:
+            self._base = src.read_root()
+            raise
+        arr: Any = None
+        try:
+            wroot = borrow.root(op)
+            if wroot.dtype != self._dtype.numpy:
+                wroot = wroot.view(self._dtype.numpy)
+            isz = wroot.itemsize
+            arr = np.ndarray(
+                self._shape,
+                wroot.dtype,
+                buffer=wroot,
+                offset=self._offset * isz,
+                strides=tuple(s * isz for s in self._strides),
+            )
+            del wroot
+            fn(arr)
+        finally:
+            arr = None
+            borrow.end()
+            self._base = src.read_root()
 
     def to_numpy(self) -> np.ndarray[Any, Any]:
         """The strided numpy view: read-only, zero copy."""

@@ -101,14 +101,9 @@ class _PinGroup:
     def unpin(self) -> None:
         _host.reading.remove(self.bufs)
 
-    @property
-    def recycler(self) -> Any:
-        return None
-
-    @recycler.setter
-    def recycler(self, value: Any) -> None:
+    def mark_failed(self) -> None:
         for buf in self.bufs:
-            buf.recycler = value
+            buf.failed_read = True
 
 
 class Reads:
@@ -135,11 +130,13 @@ class Reads:
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         if exc_type is not None:
-            # INVARIANT: the traceback keeps this call's frames, whose locals hold
-            # the operands' internal arrays (`HostBuffer.flat`, uncounted): those
-            # buffers must never go back to a pool (see `EngineBase._run`).
+            # The traceback may keep this call's frames, whose locals hold the
+            # operands' internal arrays (`HostBuffer.flat`, uncounted): each buffer
+            # is pooled at its death only if no such array survives then
+            # (`HostBuffer._held_elsewhere`, docs/internals.md "Failure policy"); a
+            # refused call whose traceback is gone changes nothing.
             for buf in self.bufs:
-                buf.recycler = None
+                buf.mark_failed()
         self.release()
 
     def release(self) -> None:

@@ -26,10 +26,10 @@ import numpy as np
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axis_tuple, strict_index
-from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch
+from ._core import shaped2 as _core_shaped2
 from .einsum import ContractExpression, build_plan, plan_for
 from .einsum.executor import execute
 from .einsum.fast import _records as _fast_records
@@ -45,11 +45,6 @@ __all__ = ["ContractionOps"]
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__  # the hot path's inlined tensor._pooled
-# The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
-# compiles a method call on an *imported* name (`from ... import reading`) as a
-# module attribute call, without the list.append specialization (~40 ns more).
-_reading = _host.reading
 _dot = np.dot
 # The dtype categories of dtype.py: BLAS takes the float and complex ones.
 _BLAS_T = tuple(d for d in DType if d.is_float or d.is_complex)
@@ -85,6 +80,41 @@ def _pair(op: str, value: Any, what: str) -> tuple[Any, Any]:
     return lhs, rhs
 
 
+#: Validated `DotPlan`s of `dot_general`, per (shapes, contracting, batch): a repeated
+#: call does no axis normalisation and no planning. Bounded: cleared when full.
+_DOT_PLANS: dict[Any, DotPlan] = {}
+_PLAN_CACHE_SIZE = 1024
+
+
+def _plan_key(sa: Shape, sb: Shape, contracting: Any, batch: Any) -> Any:
+    """The cache key of a `dot_general` call, or None when its axes are not two pairs
+    of tuples of exact ints (a bool compares equal to an int but is refused as an
+    axis, so only exact ints may share a validated plan)."""
+    if contracting.__class__ is not tuple or batch.__class__ is not tuple:
+        return None
+    for pair in (contracting, batch):
+        if len(pair) != 2:
+            return None
+        for axes in pair:
+            if axes.__class__ is not tuple:
+                return None
+            for i in axes:
+                if i.__class__ is not int:
+                    return None
+    return (sa, sb, contracting, batch)
+
+
+def _matmul_kernel(fa: Array, fb: Array, flat: Array, mkn: tuple[int, int, int]) -> None:
+    """2-D matmul of two column-major buffers into ``flat`` (``_core.shaped2``'s kernel).
+
+    C^T = B^T @ A^T on C-ordered views of the column-major buffers; gemm writes
+    every element of the N x M out (zeros when K == 0). np.dot: the same BLAS
+    call as np.matmul without the ufunc dispatch, ~0.2 us less.
+    """
+    m, k, n = mkn
+    _dot(fb.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
+
+
 # ---------------------------------------------------------------------- the mixin
 class ContractionOps(EngineBase):
     """Contraction methods of `CpuEngine` (mixed in; see the module docstring)."""
@@ -111,45 +141,13 @@ class ContractionOps(EngineBase):
                 shape_a = a._shape
                 shape_b = b._shape
                 if len(shape_a) == 2 and len(shape_b) == 2 and shape_a[1] == shape_b[0]:
-                    # Pin both, THEN check for a writer (see HostBuffer.pin).
-                    pin = (sa, sb)
-                    _reading.append(pin)
-                    try:
-                        if sa.exclusive is None and sb.exclusive is None:
-                            m, k = shape_a
-                            n = shape_b[1]
-                            size = m * n
-                            fa = sa.flat
-                            pool = self._pool
-                            owner = pool.acquire(fa.dtype, size)
-                            flat = owner if len(owner) == size else owner[:size]
-                            try:
-                                # C^T = B^T @ A^T on C-ordered views of the column-major
-                                # buffers; gemm writes every element of the N x M out
-                                # (zeros when K == 0). np.dot: the same BLAS call as
-                                # np.matmul without the ufunc dispatch, ~0.2 us less.
-                                _dot(sb.flat.reshape(n, k), fa.reshape(k, m), flat.reshape(n, m))
-                            except BaseException:
-                                # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase._run).
-                                del flat, owner
-                                raise
-                            # INVARIANT: the same fields as tensor._pooled, inlined (this
-                            # is the 2-D matmul hot path); test_engine_interface checks that
-                            # the two do not drift apart.
-                            t: Tensor = _new(Tensor)
-                            t._shape = (m, n)
-                            t._dtype = dt
-                            t._st = HostBuffer(owner, flat, self._recycler)
-                            t._moved = None
-                            return t
-                    except BaseException:
-                        # The traceback keeps this frame's `fa`, an operand's internal
-                        # array: never pool the operands' buffers (Reads.__exit__).
-                        sa.recycler = sb.recycler = None
-                        raise
-                    finally:
-                        _reading.remove(pin)
+                    m = shape_a[0]
+                    n = shape_b[1]
+                    # The per-operation protocol, compiled (engine/_core.pyx).
+                    mkn = (m, shape_a[1], n)
+                    r = _core_shaped2(_matmul_kernel, a, b, (m, n), m * n, dt, self, mkn)
+                    if r is not None:
+                        return r
         return self._matmul_general(a, b, out)
 
     def _matmul_general(self, a: Any, b: Any, out: Tensor | None) -> Tensor:
@@ -206,6 +204,11 @@ class ContractionOps(EngineBase):
             xa, da, sa = reads.operand(a, op)
             xb, db, sb = reads.operand(b, op)
             _dtype_check(op, da, db)
+            key = _plan_key(sa, sb, contracting, batch)
+            plan = _DOT_PLANS.get(key) if key is not None else None
+            if plan is not None:
+                # Validated and planned before for these shapes and axes.
+                return self._run_dot(op, plan, xa, xb, da, out, reads)
             ca_raw, cb_raw = _pair(op, contracting, "contracting")
             ba_raw, bb_raw = _pair(op, batch, "batch")
             ca = _axes(op, ca_raw, len(sa), "lhs contracting")
@@ -240,6 +243,10 @@ class ContractionOps(EngineBase):
                             sizes=(sa[i], sb[j]),
                         )
             plan = make_dot_plan(sa, sb, ca, cb, ba, bb)
+            if key is not None:
+                if len(_DOT_PLANS) >= _PLAN_CACHE_SIZE:
+                    _DOT_PLANS.clear()
+                _DOT_PLANS[key] = plan
             return self._run_dot(op, plan, xa, xb, da, out, reads)
 
     def _run_dot(

@@ -56,10 +56,17 @@ def _apply_threads(n: int | None) -> None:
         if n == _applied:
             return
         import numexpr
+
+        # Every BLAS/LAPACK the process will use must be loaded when the libraries
+        # are scanned: threadpoolctl limits only what is loaded, and scipy's own
+        # OpenBLAS (which the engine's linalg calls) is otherwise loaded later, by
+        # the first scipy.linalg import, and keeps its default thread count.
+        import scipy.linalg  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
-        if _controller is None:
-            _controller = ThreadpoolController()
+        # A fresh scan per change of the count (rare): a library loaded since the
+        # last change is limited too.
+        _controller = ThreadpoolController()
         limiter = _controller.limit(limits=n, user_api="blas")
         previous = numexpr.set_num_threads(n)
         if _applied is None:

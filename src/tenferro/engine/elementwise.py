@@ -13,16 +13,19 @@ pooled output; a ufunc writes every element of ``out`` when all operands have
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Protocol, cast
 
 import numpy as np
 
 from ..dtype import DType, scalar_as_dtype
 from ..errors import DTypeError, ValidationError
-from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _pooled
+from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
+from ._core import binary as _core_binary
+from ._core import scalar as _core_scalar
+from ._core import unary as _core_unary
 from .large import LARGE_MIN as _LARGE_MIN
 from .large import binary as _large_binary
 
@@ -31,11 +34,6 @@ __all__ = ["ElementwiseOps"]
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__  # the hot path's inlined tensor._pooled
-# The engine-read registry (`HostBuffer.pin`), bound by assignment: CPython 3.11
-# compiles a method call on an *imported* name (`from ... import reading`) as a
-# module attribute call, without the list.append specialization (~40 ns more).
-_reading = _host.reading
 _BOOL = DType.BOOL
 _F = frozenset({DType.F32, DType.F64})
 _C = frozenset({DType.C32, DType.C64})
@@ -167,19 +165,14 @@ class _UnaryMethod(Protocol):
 
 
 def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMethod:
-    """A binary method with the hot path inlined: two plain host tensors, no out=.
+    """A binary method with a hot path for two plain host tensors of one shape, no out=.
 
-    The hot path pins both buffers and only then checks them for an exclusive
-    borrow (`HostBuffer.pin`, inlined), reads both ``HostBuffer.flat`` arrays
-    directly (no alias, no view objects), takes a buffer from the pool
-    (``self._pool.acquire``), writes it with one ufunc call (`_large_binary`:
-    one threaded numexpr pass for a large + - * /) and builds the `Tensor` by hand (the fields
-    of `tensor._pooled`, inlined: this is the per-operation cost the benchmarks
-    measure). A ufunc that raises drops the output, never pooled, and clears both
-    operands' recyclers (the traceback keeps their arrays). A plain tensor and a
-    Python scalar (``t * 2.0``) take `_fast_scalar`. Anything else (views,
-    ``out=``, group storage, dtypes outside ``fast``, a borrowed operand, errors)
-    goes through `ElementwiseOps._binary`.
+    The hot path is the compiled per-operation protocol (`_core.binary`: pin
+    both buffers, then check for a writer, read both ``HostBuffer.flat`` arrays
+    directly, take a buffer from the pool, one ufunc call, wrap, unpin).
+    Anything else (views, scalars,
+    ``out=``, group storage, dtypes outside ``fast``, a borrowed operand,
+    errors) goes through `ElementwiseOps._binary`.
     """
     ufunc = spec.ufunc
 
@@ -193,47 +186,15 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                 and sb.__class__ is HostBuffer
                 and dt is b._dtype
                 and dt in fast
-            ):
-                shape = a._shape
-                if shape == b._shape:
-                    # Pin both, THEN check for a writer (see HostBuffer.pin).
-                    pin = (sa, sb)
-                    _reading.append(pin)
-                    try:
-                        if sa.exclusive is None and sb.exclusive is None:
-                            fa = sa.flat
-                            n = len(fa)
-                            owner = self._pool.acquire(fa.dtype, n)
-                            flat = owner if len(owner) == n else owner[:n]
-                            try:
-                                # Both inputs hold exactly n elements (plain host
-                                # INVARIANT, equal shapes), so the ufunc writes all n
-                                # elements of flat.
-                                if n < _LARGE_MIN:
-                                    ufunc(fa, sb.flat, flat)
-                                else:
-                                    _large_binary(ufunc, fa, sb.flat, flat)
-                            except BaseException:
-                                # Dropped, never pooled: the traceback keeps this
-                                # frame's writable `owner` (EngineBase._run).
-                                del flat, owner
-                                raise
-                            # INVARIANT: the same fields as tensor._pooled, inlined (this
-                            # is the binary hot path); test_engine_interface checks that
-                            # the two do not drift apart.
-                            t: Tensor = _new(Tensor)
-                            t._shape = shape
-                            t._dtype = dt
-                            t._st = HostBuffer(owner, flat, self._recycler)
-                            t._moved = None
-                            return t
-                    except BaseException:
-                        # The traceback keeps this frame's `fa`, an operand's internal
-                        # array: never pool the operands' buffers (Reads.__exit__).
-                        sa.recycler = sb.recycler = None
-                        raise
-                    finally:
-                        _reading.remove(pin)
+            ) and a._shape == b._shape:
+                # The per-operation protocol, compiled (engine/_core.pyx): pin both,
+                # check for a writer, pooled output, one ufunc call, wrap, unpin.
+                # Both operands hold exactly n elements (plain host INVARIANT, equal
+                # shapes), so the ufunc writes every element of the output.
+                kernel = ufunc if len(sa.flat) < _LARGE_MIN else partial(_large_binary, ufunc)
+                r = _core_binary(kernel, a, b, dt, self)
+                if r is not None:
+                    return r
         elif out is None:
             # One plain host tensor and a Python float or int (operators like
             # `t * 2.0`, `1 - t`): the scalar is converted once, weakly.
@@ -257,10 +218,9 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
 
 
 def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMethod:
-    """A unary method with the hot path inlined: one plain host tensor, no out=.
+    """A unary method with a hot path for one plain host tensor, no out=.
 
-    The same hot path as `_binary_method` (pin, then check for a writer; read
-    ``HostBuffer.flat`` directly; take the output from the pool; one ufunc call)
+    The same compiled protocol as `_binary_method` (`_core.unary`)
     for the dtypes in ``fast``, whose result dtype is the input's. Anything else
     (views, ``out=``, group storage, other dtypes, a borrowed operand, errors)
     goes through `ElementwiseOps._unary`.
@@ -272,36 +232,12 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMetho
             sa = a._st
             dt = a._dtype
             if sa.__class__ is HostBuffer and dt in fast:
-                # Pin, THEN check for a writer (see HostBuffer.pin).
-                _reading.append(sa)
-                try:
-                    if sa.exclusive is None:
-                        fa = sa.flat
-                        n = len(fa)
-                        owner = self._pool.acquire(fa.dtype, n)
-                        flat = owner if len(owner) == n else owner[:n]
-                        try:
-                            # The input holds exactly n elements (plain host INVARIANT)
-                            # and the result has its dtype: the ufunc writes all of flat.
-                            ufunc(fa, flat)
-                        except BaseException:
-                            # Dropped, never pooled: the traceback keeps this frame's
-                            # writable `owner` (EngineBase._run).
-                            del flat, owner
-                            raise
-                        t: Tensor = _new(Tensor)
-                        t._shape = a._shape
-                        t._dtype = dt
-                        t._st = HostBuffer(owner, flat, self._recycler)
-                        t._moved = None
-                        return t
-                except BaseException:
-                    # The traceback keeps this frame's `fa`, the operand's internal
-                    # array: never pool the operand's buffer (Reads.__exit__).
-                    sa.recycler = None
-                    raise
-                finally:
-                    _reading.remove(sa)
+                # The per-operation protocol, compiled (engine/_core.pyx). The input
+                # holds exactly n elements (plain host INVARIANT) and the result has
+                # its dtype: the ufunc writes every element of the output.
+                r = _core_unary(ufunc, a, dt, self)
+                if r is not None:
+                    return r
         return self._unary(spec, a, out)
 
     method.__name__ = spec.name
@@ -332,36 +268,10 @@ class ElementwiseOps(EngineBase):
         if st.__class__ is not HostBuffer or dt not in fast:
             return None
         scalar = weak_scalar(value, dt, spec.op)
-        # Pin, THEN check for a writer (see HostBuffer.pin).
-        _reading.append(st)
-        try:
-            if st.exclusive is not None:
-                return None  # the general path refuses it
-            fa = st.flat
-            n = len(fa)
-            pool = self._pool
-            owner = pool.acquire(fa.dtype, n)
-            flat = owner if len(owner) == n else owner[:n]
-            try:
-                # The tensor holds exactly n elements and the scalar broadcasts: the
-                # ufunc writes all n elements of flat.
-                if scalar_first:
-                    ufunc(scalar, fa, flat)
-                else:
-                    ufunc(fa, scalar, flat)
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase._run).
-                del flat, owner
-                raise
-            return _pooled(t._shape, dt, owner, flat, self._recycler)
-        except BaseException:
-            # The traceback keeps this frame's `fa`, the operand's internal array:
-            # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
-            raise
-        finally:
-            _reading.remove(st)
+        # The per-operation protocol, compiled (engine/_core.pyx). The tensor holds
+        # exactly n elements and the scalar broadcasts: the ufunc writes all of them.
+        r: Tensor | None = _core_scalar(ufunc, t, scalar, scalar_first, dt, self)
+        return r
 
     # -- general paths ---------------------------------------------------------------------
     def _binary(self, spec: _Spec, a: Any, b: Any, out: Any) -> Tensor:

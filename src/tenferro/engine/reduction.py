@@ -22,18 +22,16 @@ import numpy as np
 from ..dtype import DType
 from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axes, quick_axes, shape_size
-from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _pooled
+from ..tensor import Tensor
 from ._base import EngineBase, Reads
+from ._core import shaped as _core_shaped
 
 __all__ = ["ReductionOps"]
 
 Array = np.ndarray[Any, Any]
 _INTISH = frozenset({DType.BOOL, DType.I32, DType.I64})
-_new = object.__new__
 _divide = np.divide
-_reading = _host.reading  # bound by assignment: see elementwise.py
 # Full reductions of these dtypes keep the dtype and have a value for every
 # non-empty input, so they take the hot path (see `_full_fast`).
 _FLOAT_T = (DType.F64, DType.F32)
@@ -81,6 +79,31 @@ def _plan(shape: tuple[int, ...], ax: tuple[int, ...], keepdims: bool) -> _Plan:
     return plan
 
 
+def _full_kernel(fa: Array, flat: Array, name: str) -> None:
+    """A full reduction of ``fa`` into the one element of ``flat`` (``_core.shaped``'s kernel).
+
+    INVARIANT: the one element of the rank-0 result is written here: the
+    reduction of all n elements with keepdims has flat's shape (1,), written in
+    place (no numpy scalar, no item assignment).
+    """
+    _UFUNC[name].reduce(fa, 0, None, flat, True)
+    if name == "reduce_mean":
+        _divide(flat, len(fa), flat)
+
+
+def _axes_kernel(fa: Array, flat: Array, arg: tuple[str, Any, Any, Any]) -> None:
+    """A reduction over some axes (``_core.shaped``'s kernel for `ReductionOps._axes_fast`).
+
+    The reduction of the reversed row-major view over the reversed axes has exactly
+    the shape ``red_shape`` of the output's row-major view (keepdims only adds
+    length-one axes): every element is written.
+    """
+    name, src_shape, rax, red_shape = arg
+    _UFUNC[name].reduce(
+        fa.reshape(src_shape), rax, None, flat if red_shape is None else flat.reshape(red_shape)
+    )
+
+
 class ReductionOps(EngineBase):
     """Reduction methods of `CpuEngine` (mixed in; see the module docstring)."""
 
@@ -100,39 +123,10 @@ class ReductionOps(EngineBase):
         dt = t._dtype
         if st.__class__ is not HostBuffer or dt not in fast:
             return None
-        _reading.append(st)
-        try:
-            fa = st.flat
-            n = len(fa)
-            if st.exclusive is not None or not n:
-                return None  # the general path refuses or handles it
-            owner = self._pool.acquire(fa.dtype, 1)
-            flat = owner if len(owner) == 1 else owner[:1]
-            try:
-                # INVARIANT: the one element of the rank-0 result is written here: the
-                # reduction of all n elements with keepdims has flat's shape (1,),
-                # written in place (no numpy scalar, no item assignment).
-                _UFUNC[name].reduce(fa, 0, None, flat, True)
-                if name == "reduce_mean":
-                    _divide(flat, n, flat)
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase._run).
-                del flat, owner
-                raise
-            r: Tensor = _new(Tensor)
-            r._shape = ()
-            r._dtype = dt
-            r._st = HostBuffer(owner, flat, self._recycler)
-            r._moved = None
-            return r
-        except BaseException:
-            # The traceback keeps this frame's `fa`, the operand's internal array:
-            # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
-            raise
-        finally:
-            _reading.remove(st)
+        # The per-operation protocol, compiled (engine/_core.pyx); None for an empty or
+        # exclusively borrowed tensor (the general path handles or refuses it).
+        r: Tensor | None = _core_shaped(_full_kernel, t, (), 1, dt, self, name)
+        return r
 
     def _axes_fast(self, name: str, t: Any, axes: Any, keepdims: bool = False) -> Tensor | None:
         """``reduce_sum``/``reduce_prod`` of a plain host float tensor over ``axes``, or None.
@@ -160,36 +154,12 @@ class ReductionOps(EngineBase):
         if plan is None:
             plan = _plan(shape, ax, keepdims)
         out_shape, src_shape, red_shape, rax, size = plan
-        _reading.append(st)
-        try:
-            if st.exclusive is not None:
-                return None  # the general path refuses it
-            fa = st.flat
-            owner = self._pool.acquire(fa.dtype, size)
-            flat = owner if len(owner) == size else owner[:size]
-            try:
-                # The reduction of the reversed row-major view over the reversed axes
-                # has exactly the shape `red_shape` of the output's row-major view
-                # (keepdims only adds length-one axes): every element is written.
-                _UFUNC[name].reduce(
-                    fa.reshape(src_shape),
-                    rax,
-                    None,
-                    flat if red_shape is None else flat.reshape(red_shape),
-                )
-            except BaseException:
-                # Dropped, never pooled: the traceback keeps this frame's writable
-                # `owner` (EngineBase._run).
-                del flat, owner
-                raise
-            return _pooled(out_shape, dt, owner, flat, self._recycler)
-        except BaseException:
-            # The traceback keeps this frame's `fa`, the operand's internal array:
-            # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
-            raise
-        finally:
-            _reading.remove(st)
+        # The per-operation protocol, compiled (engine/_core.pyx); None for an empty or
+        # exclusively borrowed tensor (the general path handles or refuses it).
+        r: Tensor | None = _core_shaped(
+            _axes_kernel, t, out_shape, size, dt, self, (name, src_shape, rax, red_shape)
+        )
+        return r
 
     def _reduce(self, name: str, t: Any, axes: Any, out: Tensor | None) -> Tensor:
         op = f"CpuEngine.{name}"

@@ -37,19 +37,17 @@ from ..layout import (
     shape_size,
     strict_index,
 )
-from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _pooled
 from ..view import TensorView
 from ._base import EngineBase, Reads, check_out
+from ._core import shaped as _core_shaped
 
 __all__ = ["StructuralOps"]
 
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_new = object.__new__
-_reading = _host.reading  # bound by assignment: see elementwise.py
 _copyto = np.copyto
 
 # ---------------------------------------------------------------------- strided copies
@@ -255,6 +253,26 @@ def _lossy_mask(src: Array, dst: Array, target: DType) -> Array | None:
 
 
 # ---------------------------------------------------------------------- the mixin
+
+
+def _transpose_kernel(fa: Array, flat: Array, arg: tuple[Any, Any, Any, Any]) -> None:
+    """A transpose of a plain host tensor into ``flat`` (``_core.shaped``'s kernel)."""
+    shape, q, out_shape, idx = arg
+    if idx is not None:
+        # The output's column-major order read from the input's layout: take writes
+        # every element of flat.
+        fa.take(idx, None, flat, _TAKE_MODE)
+    else:
+        # Row-major views of both (see `_perm`): the source has the destination's
+        # shape, so every element is written.
+        dst = flat.reshape(out_shape[::-1])
+        src = fa.reshape(shape[::-1]).transpose(q)
+        if len(fa) < _BLOCK_MIN:
+            dst[...] = src  # copy_strided's small case, inlined
+        else:
+            copy_strided(dst, src)
+
+
 class StructuralOps(EngineBase):
     """Structural methods of `CpuEngine` (mixed in; see the module docstring)."""
 
@@ -264,9 +282,7 @@ class StructuralOps(EngineBase):
         """Permute axes: ``result.shape[i] == t.shape[perm[i]]``; a new compact output."""
         op = "CpuEngine.transpose"
         if out is None and t.__class__ is Tensor and t._st.__class__ is HostBuffer:
-            # Hot path: a plain host tensor (pinned, then checked for a writer, as
-            # in elementwise.py), the output straight from the pool.
-            st = t._st
+            # Hot path: a plain host tensor, through the compiled protocol.
             shape = t._shape
             plan = _tplans.get((shape, perm)) if perm.__class__ is tuple else None
             if plan is None or plan[0] is not perm:
@@ -274,45 +290,19 @@ class StructuralOps(EngineBase):
                 # for (an equal tuple of bools or floats is checked, and refused).
                 plan = _transpose_plan(shape, perm, op)
             _, q, out_shape, idx = plan
-            _reading.append(st)
-            try:
-                if st.exclusive is None:
-                    fa = st.flat
-                    n = len(fa)
-                    owner = self._pool.acquire(fa.dtype, n)
-                    flat = owner if len(owner) == n else owner[:n]
-                    try:
-                        if idx is not None:
-                            # The output's column-major order read from the input's
-                            # layout: take writes every element of flat.
-                            fa.take(idx, None, flat, _TAKE_MODE)
-                        else:
-                            # Row-major views of both (see `_perm`): the source has
-                            # the destination's shape, so every element is written.
-                            dst = flat.reshape(out_shape[::-1])
-                            src = fa.reshape(shape[::-1]).transpose(q)
-                            if n < _BLOCK_MIN:
-                                dst[...] = src  # copy_strided's small case, inlined
-                            else:
-                                copy_strided(dst, src)
-                    except BaseException:
-                        # Dropped, never pooled: the traceback keeps this frame's
-                        # writable `dst` (EngineBase._run).
-                        del flat, owner
-                        raise
-                    r: Tensor = _new(Tensor)
-                    r._shape = out_shape
-                    r._dtype = t._dtype
-                    r._st = HostBuffer(owner, flat, self._recycler)
-                    r._moved = None
-                    return r
-            except BaseException:
-                # The traceback keeps this frame's `fa`/`src`, the operand's internal
-                # array: never pool the operand's buffer (Reads.__exit__).
-                st.recycler = None
-                raise
-            finally:
-                _reading.remove(st)
+            # The per-operation protocol, compiled (engine/_core.pyx); None for an
+            # empty or exclusively borrowed tensor (the general path below).
+            r: Tensor | None = _core_shaped(
+                _transpose_kernel,
+                t,
+                out_shape,
+                shape_size(shape),
+                t._dtype,
+                self,
+                (shape, q, out_shape, idx),
+            )
+            if r is not None:
+                return r
         with Reads() as reads:
             x, dt, shape = reads.operand(t, op)
             p = normalize_perm(perm, len(shape), op)

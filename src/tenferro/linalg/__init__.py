@@ -41,7 +41,7 @@ from ..engine.linalg import (
     TruncatedSVDResult,
 )
 from ..errors import ValidationError
-from ..namespace._adapter import compute, emit
+from ..namespace._adapter import compute, emit, mirror, unmirror
 from ..namespace._contraction import matmul as _matmul
 from ..namespace._core import broadcast_shapes
 from ..namespace._manipulation import broadcast_to, reshape, squeeze
@@ -125,6 +125,19 @@ def _trailing(x: Any, op: str, core: int = 2) -> tuple[Any, int]:
     return _view(x).transpose_view(perm), nb
 
 
+def _c_owner(x: Any) -> Tensor | None:
+    """The column-major owner a C-ordered matrix view is the transpose of (`mirror`), or None.
+
+    A factorisation of ``x = m.T`` is read off one of ``m``: the QR of ``x`` is the
+    transposed LQ of ``m``, the SVD of ``x`` the swapped, transposed SVD of ``m``;
+    the factors come back C-ordered (`unmirror`), so a row-major reshape of them
+    is a view, as it is for numpy's.
+    """
+    if x.__class__ is not TensorView or len(x._shape) != 2:
+        return None
+    return mirror(x)
+
+
 def _leading(t: Tensor, nb: int, core: int = 2) -> ArrayLike:
     """An engine result ``[core..., B...]`` as the array API's ``[B..., core...]`` view."""
     if nb == 0:
@@ -140,6 +153,10 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x)
+    if m is not None and full_matrices.__class__ is bool:
+        u, s, vh = default_engine().svd(m, full_matrices=full_matrices)
+        return SVDResult(unmirror(vh), s, unmirror(u))
     a, nb = _trailing(x, "linalg.svd")
     u, s, vh = default_engine().svd(a, full_matrices=full_matrices)
     return SVDResult(_leading(u, nb), _leading(s, nb, 1), _leading(vh, nb))  # type: ignore[arg-type]
@@ -166,6 +183,10 @@ def svd_truncated(
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x)
+    if m is not None:
+        u, s, vh, d = default_engine().svd_truncated(m, max_rank, cutoff, cutoff_mode)
+        return TruncatedSVDResult(unmirror(vh), s, unmirror(u), d)
     a, nb = _trailing(x, "linalg.svd_truncated")
     u, s, vh, d = default_engine().svd_truncated(a, max_rank, cutoff, cutoff_mode)
     return TruncatedSVDResult(
@@ -181,6 +202,10 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x) if mode.__class__ is str and mode in ("reduced", "complete") else None
+    if m is not None:
+        lo, qt = default_engine().lq(m, mode)
+        return QRResult(unmirror(qt), unmirror(lo))
     a, nb = _trailing(x, "linalg.qr")
     q, r = default_engine().qr(a, mode)
     return QRResult(_leading(q, nb), _leading(r, nb))  # type: ignore[arg-type]
@@ -191,6 +216,10 @@ def lq(x: Any, /, *, mode: str = "reduced") -> LQResult:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x) if mode.__class__ is str and mode in ("reduced", "complete") else None
+    if m is not None:
+        qt, r = default_engine().qr(m, mode)
+        return LQResult(unmirror(r), unmirror(qt))
     a, nb = _trailing(x, "linalg.lq")
     lo, q = default_engine().lq(a, mode)
     return LQResult(_leading(lo, nb), _leading(q, nb))  # type: ignore[arg-type]
@@ -353,7 +382,8 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
             np.swapaxes(u, -1, -2)
         )
 
-    return emit(op, compute(op, pseudo_inverse, (u, sv, vh, rtol)))
+    result: ArrayLike = emit(op, compute(op, pseudo_inverse, (u, sv, vh, rtol)))
+    return result
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:

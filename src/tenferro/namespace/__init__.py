@@ -259,6 +259,8 @@ __all__ = [
     "argmin",
     "argsort",
     "array",
+    # numpy spellings for autoray callers (`_numpy_more`)
+    "array_split",
     "asarray",
     "ascontiguousarray",
     "asfortranarray",
@@ -319,6 +321,7 @@ __all__ = [
     "hypot",
     "iinfo",
     "imag",
+    "indices",
     "isclose",
     "isdtype",
     "isfinite",
@@ -375,6 +378,7 @@ __all__ = [
     "sin",
     "sinh",
     "sort",
+    "split",
     "sqrt",
     "square",
     "squeeze",
@@ -382,6 +386,7 @@ __all__ = [
     "std",
     "subtract",
     "sum",
+    "swapaxes",
     "take",
     "take_along_axis",
     "tan",
@@ -405,11 +410,6 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
-    # numpy spellings for autoray callers (`_numpy_more`)
-    "array_split",
-    "indices",
-    "split",
-    "swapaxes",
 ]
 
 # autoray (quimb, cotengra) finds these functions as `tenferro.<name>`; a few of

@@ -21,15 +21,14 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType, dtype_of_array
-from ..engine import CpuEngine, default_engine
-from ..engine import cpu as _cpu
+from ..engine import CpuEngine
+from ..engine import interface as _interface
 from ..engine._base import Reads
-from ..errors import BorrowError, ValidationError
-from ..guards import ExclusiveBorrow
-from ..layout import col_major_strides, shape_size
+from ..errors import ValidationError
+from ..layout import col_major_strides, row_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
-from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
+from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
 
 __all__ = [
@@ -54,6 +53,9 @@ __all__ = [
 
 Array = np.ndarray[Any, Any]
 Shape = tuple[int, ...]
+#: What a namespace function computes: a pooled owner, or (memory order follows the
+#: data) the C-ordered reversed view of one.
+Result = Tensor | TensorView
 
 #: The array types of the namespace: owners and (shared or exclusive) views.
 ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
@@ -94,12 +96,8 @@ def permuted_view(x: Any, permute: Callable[[Shape], Shape]) -> Any:
     a view as it is; only the descriptor changes.
     """
     if isinstance(x, Tensor):
-        v = x.as_view()
-        # INVARIANT: `v` was made by this call and nobody else holds it, so its
-        # descriptor can be permuted in place (one view object instead of two).
-        v._shape = permute(v._shape)
-        v._strides = permute(v._strides)
-        return v
+        shape = x._shape
+        return _interface.view_of(x, permute(shape), permute(col_major_strides(shape)))
     return x._derive(permute(x._shape), permute(x._strides), x._offset)
 
 
@@ -111,6 +109,73 @@ def descriptor(x: Any) -> tuple[Shape, Shape, int]:
     return x._shape, x._strides, x._offset
 
 
+# ---------------------------------------------------------------------- memory order
+# The rule (docs/namespace.md, "Memory order follows the data"): owners are compact
+# column-major; a C-ordered array is the axis-reversed view of a column-major
+# owner. A namespace result is produced in its operands' memory order (numpy's
+# order='K'), so C-ordered data stays C-ordered without a transposing copy.
+
+
+def mirror(x: Any) -> Tensor | None:
+    """The column-major owner a C-ordered view is the reversed view of, or None.
+
+    ``x`` must be a `TensorView` that covers its whole host buffer in compact
+    row-major order (what `asarray` makes of a C-contiguous numpy array, and what
+    every C-ordered namespace result is). The tensor returned shares the view's
+    buffer and is an *operand only*: it is never handed out, so it moves nothing
+    and owns nothing (it has no ``__del__``; the buffer's own lifetime is the
+    view's). Engine calls on it pin and check the buffer as for any tensor.
+    """
+    src = x._source
+    if src.__class__ is not HostBuffer or x._offset:
+        return None
+    shape = x._shape
+    if len(shape) < 2 or x._strides != row_major_strides(shape):
+        return None
+    flat = src.flat
+    want = x._dtype.numpy
+    if len(flat) != shape_size(shape) or (flat.dtype is not want and flat.dtype != want):
+        return None
+    return Tensor._wrap(shape[::-1], x._dtype, src)
+
+
+unmirror = _interface.c_view
+
+
+def reversed_operand(x: Any) -> Any:
+    """``x`` with its axes reversed, for an engine call (no copy): the owner of a
+    C-ordered view (`mirror`) where there is one, else the reversed view."""
+    m = mirror(x) if x.__class__ is TensorView else None
+    if m is not None:
+        return m
+    v = x.as_view() if x.__class__ is Tensor else x
+    return v._derive(v._shape[::-1], v._strides[::-1], v._offset)
+
+
+def prefers_c(x: Any) -> bool:
+    """Does ``x`` (any operand) lay its axes out in row-major order (numpy's 'K')?
+
+    True for a view of rank >= 2 whose first non-unit axis has a larger stride
+    than its last: a C-ordered array, or a slice of one.
+    """
+    if x.__class__ is not TensorView:
+        return False
+    shape = x._shape
+    if len(shape) < 2:
+        return False
+    strides = x._strides
+    first = last = None
+    for d, s in zip(shape, strides, strict=True):
+        if d != 1:
+            if first is None:
+                first = abs(s)
+            last = abs(s)
+    return first is not None and last is not None and first > last
+
+
+run_in_order = _interface.output
+
+
 # ---------------------------------------------------------------------- outputs
 def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
     """Run ``kernel(nd)`` into a pooled output of the default engine; ``nd`` is F-ordered.
@@ -118,11 +183,15 @@ def emit_kernel(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], A
     The kernel must write every element of ``nd``; a kernel that raises drops the
     buffer, which is never pooled (`EngineBase._run` says why).
     """
-    return _engine()._run(op, shape, dtype, kernel)
+    return _interface.run(op, shape, dtype, kernel)
 
 
-def emit(op: str, result: Array) -> Tensor:
+def emit(op: str, result: Array, follow_order: bool = True) -> Result:
     """A pooled tensor holding the values of a numpy result (computed by the caller).
+
+    A C-ordered result of rank >= 2 gives the C-ordered view of a column-major
+    owner (`run_in_order`), unless ``follow_order`` is False (data that has no
+    memory order of its own, such as nested Python lists, becomes an owner).
 
     The values are written once into the pooled buffer; this is the output of a
     computation, not a copy of a tenferro buffer, so it is not counted.
@@ -134,7 +203,10 @@ def emit(op: str, result: Array) -> Tensor:
         # nd has res's shape: copyto writes every element.
         np.copyto(nd, res, casting="unsafe")
 
-    return _engine()._run(op, tuple(int(d) for d in res.shape), dt, kernel)
+    c_order = (
+        follow_order and res.ndim >= 2 and res.flags.c_contiguous and not res.flags.f_contiguous
+    )
+    return run_in_order(op, tuple(int(d) for d in res.shape), dt, kernel, c_order)
 
 
 def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
@@ -147,18 +219,18 @@ def read_all(reads: Reads, xs: tuple[Any, ...], op: str) -> list[Any]:
 
 
 def engine() -> CpuEngine:
-    """The calling thread's default engine (`default_engine`, inlined: ``with eng:``'s, if any)."""
-    eng = _cpu._state.current
-    return eng if eng is not None else default_engine()
+    """The calling thread's current engine (``with eng:``'s, else the default one)."""
+    return _interface.current()
 
 
 _engine = engine
+_current = _interface.current
 
 
 def binary_function(
     ufunc: Any, allowed: Container[DType], out_bool: bool, general: Callable[[Any, Any], Any]
 ) -> Callable[..., Any]:
-    """A binary elementwise function: the engine's hot path inlined, else ``general``.
+    """A binary elementwise function: the compiled protocol (`_core`), else ``general``.
 
     The hot path takes two plain host tensors of one shape and an ``allowed``
     dtype through the same steps as the engine's own binary fast path (pin both,
@@ -186,45 +258,13 @@ def binary_function(
                 and sb.__class__ is HostBuffer
                 and dt is x2._dtype
                 and dt in allowed
+                and x1._shape == x2._shape
             ):
-                shape = x1._shape
-                if shape == x2._shape:
-                    pin = (sa, sb)
-                    _reading.append(pin)
-                    try:
-                        if sa.exclusive is None and sb.exclusive is None:
-                            fa = sa.flat
-                            n = len(fa)
-                            eng = _cpu._state.current
-                            if eng is None:
-                                eng = default_engine()
-                            pool = eng._pool
-                            out_dt = _BOOL if out_bool else dt
-                            owner = pool.acquire(out_dt.numpy, n)
-                            flat = owner if len(owner) == n else owner[:n]
-                            try:
-                                # Both inputs hold exactly n elements: the ufunc
-                                # writes all of flat.
-                                call(fa, sb.flat, flat)
-                            except BaseException:
-                                # Dropped, never pooled: a traceback keeps `owner`.
-                                del flat, owner
-                                raise
-                            # INVARIANT: the same fields as tensor._pooled, inlined (the
-                            # namespace's binary hot path); test_engine_interface checks it.
-                            t: Tensor = _new(Tensor)
-                            t._shape = shape
-                            t._dtype = out_dt
-                            t._st = HostBuffer(owner, flat, eng._recycler)
-                            t._moved = None
-                            return t
-                    except BaseException:
-                        # A traceback keeps `fa`, an operand's internal array: never
-                        # pool the operands' buffers (the engine's hot paths do the same).
-                        sa.recycler = sb.recycler = None
-                        raise
-                    finally:
-                        _reading.remove(pin)
+                # The per-operation protocol, compiled (engine/_core.pyx). Both inputs
+                # hold exactly n elements: the ufunc writes every element of the output.
+                r = _interface.binary(call, x1, x2, _BOOL if out_bool else dt, _current())
+                if r is not None:
+                    return r
         else:
             c1 = x1.__class__
             c2 = x2.__class__
@@ -236,6 +276,22 @@ def binary_function(
                 r = scalar(x2, x1, True)
                 if r is not None:
                     return r
+            elif c1 is TensorView:
+                # C-ordered operands: the same call on the column-major owners they
+                # are reversed views of, and the result's reversed view (C-ordered).
+                m1 = mirror(x1)
+                if m1 is not None:
+                    if c2 is TensorView:
+                        if x2._shape == x1._shape:
+                            m2 = mirror(x2)
+                            if m2 is not None:
+                                return unmirror(fn(m1, m2))
+                    elif c2 is float or c2 is int:
+                        return unmirror(fn(m1, x2))
+            elif c2 is TensorView and (c1 is float or c1 is int):
+                m2 = mirror(x2)
+                if m2 is not None:
+                    return unmirror(fn(x1, m2))
         return general(x1, x2)
 
     def scalar(t: Tensor, value: Any, first: bool) -> Any:
@@ -251,34 +307,10 @@ def binary_function(
             return None
         if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
             return None
-        _reading.append(st)
-        try:
-            if st.exclusive is not None:
-                return None  # the general path refuses it
-            fa = st.flat
-            n = len(fa)
-            eng = _cpu._state.current
-            if eng is None:
-                eng = default_engine()
-            out_dt = _BOOL if out_bool else dt
-            owner = eng._pool.acquire(out_dt.numpy, n)
-            flat = owner if len(owner) == n else owner[:n]
-            try:
-                # The tensor holds exactly n elements and the scalar broadcasts: the
-                # ufunc writes all of flat.
-                if first:
-                    call(value, fa, flat)
-                else:
-                    call(fa, value, flat)
-            except BaseException:
-                del flat, owner  # dropped, never pooled (see fn)
-                raise
-            return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
-        except BaseException:
-            st.recycler = None  # a traceback keeps `fa` (see fn)
-            raise
-        finally:
-            _reading.remove(st)
+        # The per-operation protocol, compiled (engine/_core.pyx); None when the
+        # buffer is exclusively borrowed (the general path refuses it). The tensor
+        # holds exactly n elements and the scalar broadcasts: the ufunc writes all.
+        return _interface.scalar(call, t, value, first, _BOOL if out_bool else dt, _current())
 
     return fn
 
@@ -286,7 +318,7 @@ def binary_function(
 def unary_function(
     ufunc: Any, allowed: Container[DType], general: Callable[[Any], Any]
 ) -> Callable[..., Any]:
-    """A same-dtype unary elementwise function: the engine's hot path inlined, else ``general``.
+    """A same-dtype unary elementwise function: the compiled protocol, else ``general``.
 
     The hot path takes one plain host tensor of an ``allowed`` dtype through the
     steps of the engine's unary fast path (pin, check for a writer, a pooled
@@ -299,46 +331,23 @@ def unary_function(
             st = x._st
             dt = x._dtype
             if st.__class__ is HostBuffer and dt in allowed:
-                _reading.append(st)
-                try:
-                    if st.exclusive is None:
-                        fa = st.flat
-                        n = len(fa)
-                        eng = _cpu._state.current
-                        if eng is None:
-                            eng = default_engine()
-                        owner = eng._pool.acquire(fa.dtype, n)
-                        flat = owner if len(owner) == n else owner[:n]
-                        try:
-                            # The input holds exactly n elements: the ufunc writes all
-                            # of flat.
-                            ufunc(fa, flat)
-                        except BaseException:
-                            # Dropped, never pooled: a traceback keeps `owner`.
-                            del flat, owner
-                            raise
-                        # INVARIANT: the same fields as tensor._pooled, inlined (the
-                        # namespace's unary hot path); test_engine_interface checks it.
-                        t: Tensor = _new(Tensor)
-                        t._shape = x._shape
-                        t._dtype = dt
-                        t._st = HostBuffer(owner, flat, eng._recycler)
-                        t._moved = None
-                        return t
-                except BaseException:
-                    # A traceback keeps `fa`, the operand's internal array: never pool
-                    # its buffer (the engine's hot paths do the same).
-                    st.recycler = None
-                    raise
-                finally:
-                    _reading.remove(st)
+                # The per-operation protocol, compiled (engine/_core.pyx). The input
+                # holds exactly n elements: the ufunc writes every element of the output.
+                r = _interface.unary(ufunc, x, dt, _current())
+                if r is not None:
+                    return r
+        elif x.__class__ is TensorView:
+            m = mirror(x)  # C-ordered: the owner's result, reversed (see binary_function)
+            if m is not None:
+                return unmirror(fn(m))
         return general(x)
 
     return fn
 
 
-def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Tensor:
-    """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output."""
+def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: DType) -> Any:
+    """``ufunc(*args)`` (arrays read without copying, scalars as given) into a pooled output,
+    in the first array operand's memory order (`prefers_c`)."""
     with Reads() as reads:
         vals = read_all(reads, args, op)
 
@@ -347,13 +356,23 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
 
-        return _engine()._run(op, shape, dtype, kernel)
+        return run_in_order(op, shape, dtype, kernel, _first_prefers_c(args, len(shape)))
+
+
+def _first_prefers_c(xs: tuple[Any, ...], ndim: int) -> bool:
+    """`prefers_c` of the first array among ``xs`` of rank ``ndim`` (numpy's 'K' follows
+    the operands' layout; the first full-rank one decides)."""
+    for x in xs:
+        if isinstance(x, ARRAY_TYPES) and len(x.shape) == ndim:
+            return prefers_c(x)
+    return False
 
 
 def compute_into(
     op: str, shape: Shape, dtype: DType, fn: Callable[..., Any], xs: tuple[Any, ...]
-) -> Tensor:
-    """``fn(nd, *values)`` writing a pooled output ``nd`` of ``shape`` (F-ordered).
+) -> Any:
+    """``fn(nd, *values)`` writing a pooled output ``nd`` of ``shape``, in the memory
+    order of ``xs[0]`` (`prefers_c`).
 
     ``fn`` must write every element of ``nd`` (numpy's reductions with ``out=``
     do); the arrays of ``xs`` are read without copying for the call's duration.
@@ -364,7 +383,9 @@ def compute_into(
         def kernel(nd: Array) -> None:
             fn(nd, *vals)
 
-        return _engine()._run(op, shape, dtype, kernel)
+        # A reduction keeps its input's memory order (numpy's 'K').
+        c_order = bool(xs) and prefers_c(xs[0])
+        return run_in_order(op, shape, dtype, kernel, c_order)
 
 
 def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
@@ -474,47 +495,7 @@ def write(x: Any, op: str, fn: Callable[[Array], None]) -> None:
         raise ValidationError(
             op, f"expected a tenferro array, got {type(x).__name__}", kind="INVALID_OPERAND"
         )
-    if 0 in x._strides and shape_size(x._shape) > 1:
-        raise BorrowError(
-            op,
-            "this view repeats elements (a broadcast, stride 0), so writing it is ambiguous; "
-            "write the array it was broadcast from, or materialise it first",
-            kind="BROADCAST_VIEW",
-        )
-    src = x._source
-    if src.__class__ is not HostBuffer:
-        raise BorrowError(
-            op,
-            "writing through a view of group-backed storage is not supported; write the "
-            "tensor itself (map_write) instead",
-            kind="UNSUPPORTED",
-        )
-    # INVARIANT: every view holds the buffer's one root, so dropping ours removes
-    # exactly this view's alias from the count; it is restored from the buffer.
-    x._base = None  # type: ignore[assignment]
-    try:
-        borrow = ExclusiveBorrow(src, op)
-    except BaseException:
-        x._base = src.read_root()
-        raise
-    try:
-        wroot = borrow.root(op)
-        if wroot.dtype != x._dtype.numpy:
-            wroot = wroot.view(x._dtype.numpy)
-        isz = wroot.itemsize
-        arr: Any = np.ndarray(
-            x._shape,
-            wroot.dtype,
-            buffer=wroot,
-            offset=x._offset * isz,
-            strides=tuple(s * isz for s in x._strides),
-        )
-        del wroot
-        fn(arr)
-    finally:
-        arr = None
-        borrow.end()
-        x._base = src.read_root()
+    x._write_exclusive(op, fn)
 
 
 def shares_buffer(a: Any, b: Any) -> bool:

@@ -18,7 +18,18 @@ from ..dtype import DType
 from ..engine import default_engine
 from ..errors import ValidationError
 from ..tensor import Tensor
-from ._adapter import ARRAY_TYPES, compute, emit, engine
+from ..view import TensorView
+from ._adapter import (
+    ARRAY_TYPES,
+    Result,
+    compute,
+    emit,
+    engine,
+    mirror,
+    prefers_c,
+    reversed_operand,
+    unmirror,
+)
 from ._core import check_array, check_category, normalize_axis, operand_dtype
 from ._creation import astype
 
@@ -59,6 +70,19 @@ def matmul(x1: Any, x2: Any, /) -> Any:
         and x1._dtype in _BLAS
     ):
         return engine().matmul(x1, x2)  # it checks the shapes, storage and moves itself
+    if x1.__class__ is TensorView and x2.__class__ is TensorView:
+        # C-ordered matrices: (x1 @ x2).T == x2.T @ x1.T on the owners they are the
+        # transposes of, and the C-ordered view of that result.
+        m1 = mirror(x1)
+        if m1 is not None and len(m1._shape) == 2:
+            m2 = mirror(x2)
+            if (
+                m2 is not None
+                and len(m2._shape) == 2
+                and m1._dtype is m2._dtype
+                and m1._dtype in _BLAS
+            ):
+                return unmirror(engine().matmul(m2, m1))
     a, b = _numeric_vectors(x1, x2, op, "matmul")
     if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
         raise ValidationError(
@@ -80,7 +104,74 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     op = "tenferro.tensordot"
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
-    a, b = _promoted((x1, x2), op)
+    a, b = (x1, x2) if x1.dtype is x2.dtype else _promoted((x1, x2), op)
+    key = _axes_key(a.shape, b.shape, axes)
+    hit = _TENSORDOT_AXES.get(key) if key is not None else None
+    if hit is None:
+        hit = _tensordot_axes(a, b, axes, op)
+        if key is not None:
+            if len(_TENSORDOT_AXES) >= _PLAN_CACHE_SIZE:
+                _TENSORDOT_AXES.clear()
+            _TENSORDOT_AXES[key] = hit
+    ax_a, ax_b = hit
+    if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
+        return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
+    if _c_ordered_pair(a, b):
+        # Both operands C-ordered: the contraction of the reversed operands, swapped,
+        # is the reversed result; its reversed view is C-ordered (numpy's layout).
+        na, nb = len(a.shape) - 1, len(b.shape) - 1
+        res = default_engine().dot_general(
+            reversed_operand(b),
+            reversed_operand(a),
+            contracting=(tuple(nb - j for j in ax_b), tuple(na - i for i in ax_a)),
+        )
+        return unmirror(res)
+    return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
+
+
+def _c_ordered_pair(a: Any, b: Any) -> bool:
+    """Are both operands laid out row-major (`prefers_c`), or vectors next to one that is?"""
+    ca = prefers_c(a)
+    cb = prefers_c(b)
+    if ca and cb:
+        return True
+    if ca:
+        return len(b.shape) < 2
+    if cb:
+        return len(a.shape) < 2
+    return False
+
+
+#: Validated (x1 axes, x2 axes) of `tensordot`, per (shapes, axes as given): a repeated
+#: call does no axis normalisation. Bounded: cleared when full.
+_TENSORDOT_AXES: dict[Any, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+_PLAN_CACHE_SIZE = 1024
+
+
+def _exact_ints(seq: Any) -> tuple[int, ...] | None:
+    if seq.__class__ is not tuple and seq.__class__ is not list:
+        return (seq,) if seq.__class__ is int else None
+    for i in seq:
+        if i.__class__ is not int:
+            return None
+    return tuple(seq)
+
+
+def _axes_key(sa: Any, sb: Any, axes: Any) -> Any:
+    """The cache key of a tensordot call, or None for axes that are not exact ints (a
+    bool equals an int but must be refused: only exact ints share validated axes)."""
+    if axes.__class__ is int:
+        return (sa, sb, axes)
+    if (axes.__class__ is tuple or axes.__class__ is list) and len(axes) == 2:
+        pa = _exact_ints(axes[0])
+        pb = _exact_ints(axes[1])
+        if pa is not None and pb is not None:
+            return (sa, sb, pa, pb)
+    return None
+
+
+def _tensordot_axes(a: Any, b: Any, axes: Any, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The validated, non-negative contracted axes of ``a`` and ``b`` (typed errors)."""
     if isinstance(axes, (tuple, list)) and len(axes) == 2:
         ax_a = axes[0] if isinstance(axes[0], (tuple, list)) else (axes[0],)
         ax_b = axes[1] if isinstance(axes[1], (tuple, list)) else (axes[1],)
@@ -101,12 +192,10 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
                 f"axis {i} of x1 has size {a.shape[i]} but axis {j} of x2 has {b.shape[j]}",
                 kind="DIM_MISMATCH",
             )
-    if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
-        return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
-    return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
+    return ax_a, ax_b
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
     """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the rest. Ownership: **computes**."""
     op = "tenferro.vecdot"
     a, b = _numeric_vectors(x1, x2, op, "vecdot")
@@ -141,21 +230,21 @@ def dot(a: Any, b: Any, /) -> Any:
     return emit(op, compute(op, lambda u, v: np.asarray(np.dot(u, v)), (p, q)))
 
 
-def outer(a: Any, b: Any, /) -> Tensor:
+def outer(a: Any, b: Any, /) -> Result:
     """The outer product of two vectors (flattened). Ownership: **computes**."""
     op = "tenferro.outer"
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.outer, (p, q)))
 
 
-def kron(a: Any, b: Any, /) -> Tensor:
+def kron(a: Any, b: Any, /) -> Result:
     """The Kronecker product. Ownership: **computes** a pooled output."""
     op = "tenferro.kron"
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.kron, (p, q)))
 
 
-def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Tensor:
+def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Result:
     """numpy's ``trace``: the sum of a diagonal. Ownership: **computes** a pooled output."""
     op = "tenferro.trace"
     check_array(x, op)
@@ -169,7 +258,7 @@ def trace(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any
     )
 
 
-def diag(x: Any, /, k: int = 0) -> Tensor:
+def diag(x: Any, /, k: int = 0) -> Result:
     """numpy's ``diag``: a 1-D array to a diagonal matrix, a matrix to its diagonal.
 
     Ownership: **computes** a pooled output.
@@ -181,7 +270,7 @@ def diag(x: Any, /, k: int = 0) -> Tensor:
     return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
 
 
-def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Result:
     """numpy's ``diagonal``: the ``offset``-th diagonal of axes ``axis1`` and ``axis2``.
 
     The diagonal becomes the last axis (as in numpy). Ownership: **computes** a

@@ -16,8 +16,8 @@ import numpy as np
 from ..copies import check_copy, count_copy, record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, ValidationError
-from ..tensor import Tensor, from_numpy
-from ._adapter import ARRAY_TYPES, adopt_c_ordered, compute, emit, emit_kernel
+from ..tensor import from_numpy
+from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg
 
 Shape = tuple[int, ...]
@@ -54,7 +54,7 @@ def _check_device(device: Any, op: str) -> None:
         )
 
 
-def _filled(op: str, shape: Shape, dt: DType, value: Any) -> Tensor:
+def _filled(op: str, shape: Shape, dt: DType, value: Any) -> Result:
     def kernel(nd: Any) -> None:
         # fill writes every element of nd.
         nd.fill(value)
@@ -179,7 +179,8 @@ def _build(obj: Any, want: DType | None, op: str) -> Any:
         )
     if want is None and arr.dtype == np.float64 and arr.size == 0:
         arr = arr.astype(_DEFAULT_FLOAT.numpy)
-    return emit(op, arr)
+    # Python data has no memory order: it becomes an owner (column-major).
+    return emit(op, arr, follow_order=False)
 
 
 def _unwrap(obj: Any) -> Any:
@@ -202,7 +203,7 @@ def _scalar_value(value: Any, dt: DType, op: str) -> Any:
 
 
 # ---------------------------------------------------------------------- filled arrays
-def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Result:
     """A new pooled array of ``shape`` (zero-filled: pooled memory is never shown unwritten).
 
     Ownership: **creates** a new pooled tensor.
@@ -212,21 +213,21 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     return _filled(op, _shape(shape, op), dtype_arg(dtype, op) or _DEFAULT_FLOAT, 0)
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Result:
     """A new pooled array of zeros. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.zeros"
     _check_device(device, op)
     return _filled(op, _shape(shape, op), dtype_arg(dtype, op) or _DEFAULT_FLOAT, 0)
 
 
-def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Result:
     """A new pooled array of ones. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.ones"
     _check_device(device, op)
     return _filled(op, _shape(shape, op), dtype_arg(dtype, op) or _DEFAULT_FLOAT, 1)
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Result:
     """A new pooled array filled with ``fill_value``. Ownership: **creates** a new tensor."""
     op = "tenferro.full"
     _check_device(device, op)
@@ -241,7 +242,7 @@ def _like(x: Any, dtype: Any, op: str) -> tuple[Shape, DType]:
     return x.shape, dtype_arg(dtype, op) or x.dtype
 
 
-def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Result:
     """A new pooled array with ``x``'s shape (zero-filled). Ownership: **creates**."""
     op = "tenferro.empty_like"
     _check_device(device, op)
@@ -249,7 +250,7 @@ def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     return _filled(op, shape, dt, 0)
 
 
-def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Result:
     """Zeros with ``x``'s shape and dtype. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.zeros_like"
     _check_device(device, op)
@@ -257,7 +258,7 @@ def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     return _filled(op, shape, dt, 0)
 
 
-def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Result:
     """Ones with ``x``'s shape and dtype. Ownership: **creates** a new pooled tensor."""
     op = "tenferro.ones_like"
     _check_device(device, op)
@@ -265,7 +266,7 @@ def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     return _filled(op, shape, dt, 1)
 
 
-def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Result:
     """``fill_value`` with ``x``'s shape and dtype. Ownership: **creates** a new tensor."""
     op = "tenferro.full_like"
     _check_device(device, op)
@@ -282,7 +283,7 @@ def arange(
     *,
     dtype: Any = None,
     device: Any = None,
-) -> Tensor:
+) -> Result:
     """Evenly spaced values in ``[start, stop)``. Ownership: **creates** a pooled tensor."""
     op = "tenferro.arange"
     _check_device(device, op)
@@ -306,7 +307,7 @@ def linspace(
     dtype: Any = None,
     device: Any = None,
     endpoint: bool = True,
-) -> Tensor:
+) -> Result:
     """``num`` evenly spaced values from ``start`` to ``stop``. Ownership: **creates**."""
     op = "tenferro.linspace"
     _check_device(device, op)
@@ -327,7 +328,7 @@ def eye(
     k: int = 0,
     dtype: Any = None,
     device: Any = None,
-) -> Tensor:
+) -> Result:
     """Ones on the ``k``-th diagonal, zeros elsewhere. Ownership: **creates** a pooled tensor."""
     op = "tenferro.eye"
     _check_device(device, op)
@@ -350,7 +351,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     return [emit(op, g) for g in grids]
 
 
-def tril(x: Any, /, *, k: int = 0) -> Tensor:
+def tril(x: Any, /, *, k: int = 0) -> Result:
     """The lower triangle (on and below the ``k``-th diagonal) of the last two axes.
 
     Ownership: **computes** a pooled output.
@@ -360,7 +361,7 @@ def tril(x: Any, /, *, k: int = 0) -> Tensor:
     return emit(op, compute(op, lambda a: np.tril(a, k), (x,)))
 
 
-def triu(x: Any, /, *, k: int = 0) -> Tensor:
+def triu(x: Any, /, *, k: int = 0) -> Result:
     """The upper triangle of the last two axes. Ownership: **computes** a pooled output."""
     op = "tenferro.triu"
     check_array(x, op)

@@ -15,8 +15,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..dtype import CATEGORIES, DType
-from ..tensor import Tensor
-from ._adapter import ARRAY_TYPES, binary_function, compute, emit, ufunc_into, unary_function
+from ._adapter import (
+    ARRAY_TYPES,
+    Result,
+    binary_function,
+    compute,
+    emit,
+    ufunc_into,
+    unary_function,
+)
 from ._core import (
     broadcast_shapes,
     check_array,
@@ -249,14 +256,14 @@ for _row in _BINARY:
 class UnaryFunction(Protocol):
     """``f(x, /)``: an elementwise function of one array or view (a row of `_UNARY`)."""
 
-    def __call__(self, x: Any, /) -> Tensor: ...
+    def __call__(self, x: Any, /) -> Result: ...
 
 
 class BinaryFunction(Protocol):
     """``f(x1, x2, /)``: an elementwise function of two operands, arrays, views or
     Python scalars, at least one an array (a row of `_BINARY`)."""
 
-    def __call__(self, x1: Any, x2: Any, /) -> Tensor: ...
+    def __call__(self, x1: Any, x2: Any, /) -> Result: ...
 
 
 # The table's functions under their own names, typed by their family's protocol.
@@ -339,7 +346,7 @@ power: BinaryFunction = pow
 true_divide: BinaryFunction = divide
 
 
-def real(x: Any, /) -> Tensor:
+def real(x: Any, /) -> Result:
     """The real part; a real array is returned as a new array of its values.
 
     Ownership: **computes** a pooled output (the real parts as a new array).
@@ -350,7 +357,7 @@ def real(x: Any, /) -> Tensor:
     return emit(op, compute(op, lambda a: np.real(a), (x,)))
 
 
-def imag(x: Any, /) -> Tensor:
+def imag(x: Any, /) -> Result:
     """The imaginary part of a complex array. Ownership: **computes** a pooled output."""
     op = "tenferro.imag"
     check_array(x, op)

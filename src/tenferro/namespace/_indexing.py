@@ -16,6 +16,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, promote_types
+from ..engine.interface import view_of
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
@@ -24,6 +25,7 @@ from ..tensor import Tensor
 from ._adapter import (
     ARRAY_TYPES,
     Reads,
+    Result,
     compute,
     derive_view,
     descriptor,
@@ -127,13 +129,8 @@ def getitem(x: Any, key: Any) -> Any:
             sel_shape, sel_strides, sel_offset = _select(
                 items, shape, col_major_strides(shape), 0, op
             )
-            v = x.as_view()
-            # INVARIANT: `v` was made here and nobody else holds it yet; its offset is
-            # where the tensor starts in its buffer, the selection's is relative to it.
-            v._shape = sel_shape
-            v._strides = sel_strides
-            v._offset += sel_offset
-            return v
+            # The selection's offset is relative to where the tensor starts in its buffer.
+            return view_of(x, sel_shape, sel_strides, sel_offset)
         shape, strides, offset = descriptor(x)
         return derive_view(x, *_select(items, shape, strides, offset, op))
     basic = _basic_key(key, op)
@@ -388,7 +385,7 @@ def index_value(x: Any) -> int:
     return int(scalar_value(x, "__index__"))
 
 
-def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
+def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Result:
     """Elements of ``x`` at integer ``indices`` along ``axis``. Ownership: **computes**.
 
     ``indices`` is an integer array, or (numpy's spelling, quimb's ``isel``) a
@@ -428,7 +425,7 @@ def _flat(x: Any) -> Any:
     return reshape(x, (-1,))
 
 
-def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
+def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Result:
     """Elements picked along ``axis`` by ``indices`` (numpy's rule). Ownership: **computes**."""
     op = "tenferro.take_along_axis"
     check_array(x, op)

@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 
 from ..copies import check_copy, count_copy
+from ..engine.interface import view_of
 from ..errors import ValidationError
 from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
-from ._adapter import compute, emit, permuted_view, view_base, view_like
+from ._adapter import Result, compute, emit, permuted_view, view_base, view_like
 from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
 
 Shape = tuple[int, ...]
@@ -230,7 +231,8 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     check_copy(op, size * x.dtype.itemsize)
     res = compute(op, lambda a: np.reshape(a, new), (x,))
     count_copy(size * x.dtype.itemsize)
-    return emit(op, res)
+    # Only a layout that is not row-major needs this copy: it stays an owner.
+    return emit(op, res, follow_order=False)
 
 
 def _reshaped_view(x: Any, shape: Any) -> Any:
@@ -258,12 +260,8 @@ def _reshaped_view(x: Any, shape: Any) -> Any:
         return None
     new, new_strides, delta = plan
     if x.__class__ is Tensor:
-        v = x.as_view()  # refuses a moved or exclusively borrowed tensor
-        # INVARIANT: `v` was made here and nobody else holds it yet.
-        v._shape = new
-        v._strides = new_strides
-        v._offset += delta
-        return v
+        x._live("tenferro.reshape")  # a moved tensor is refused (view_of refuses a borrowed one)
+        return view_of(x, new, new_strides, delta)
     return x._derive(new, new_strides, x._offset + delta)
 
 
@@ -311,7 +309,7 @@ def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
     return want, tuple(int(s) for s in res.strides), int(start)
 
 
-def concat(arrays: Any, /, *, axis: int | None = 0) -> Tensor:
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Result:
     """Arrays joined along ``axis`` (flattened when None). Ownership: **computes**."""
     op = "tenferro.concat"
     arrays = tuple(arrays)
@@ -326,7 +324,7 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Tensor:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
 
-def stack(arrays: Any, /, *, axis: int = 0) -> Tensor:
+def stack(arrays: Any, /, *, axis: int = 0) -> Result:
     """Arrays stacked along a new ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.stack"
     arrays = tuple(arrays)
@@ -339,21 +337,21 @@ def stack(arrays: Any, /, *, axis: int = 0) -> Tensor:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
 
-def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Tensor:
+def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Result:
     """Elements shifted along ``axis`` (cyclically). Ownership: **computes**."""
     op = "tenferro.roll"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.roll(a, shift, axis=axis), (x,)))
 
 
-def tile(x: Any, repetitions: Any, /) -> Tensor:
+def tile(x: Any, repetitions: Any, /) -> Result:
     """``x`` repeated ``repetitions`` times per axis. Ownership: **computes**."""
     op = "tenferro.tile"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.tile(a, tuple(repetitions)), (x,)))
 
 
-def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Result:
     """Each element repeated ``repeats`` times along ``axis``. Ownership: **computes**."""
     op = "tenferro.repeat"
     check_array(x, op)

@@ -12,8 +12,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType
-from ..tensor import Tensor
-from ._adapter import ARRAY_TYPES, compute, emit, is_owner
+from ._adapter import ARRAY_TYPES, Result, compute, emit, is_owner
 from ._core import check_array, operand_dtype
 from ._creation import asarray
 from ._elementwise import FUNCTIONS
@@ -36,7 +35,7 @@ __all__ = [
 _COMPLEX_OF = {DType.F32: DType.C32, DType.F64: DType.C64}
 
 
-def complex(re: Any, im: Any, /) -> Tensor:
+def complex(re: Any, im: Any, /) -> Result:
     """``re + 1j * im`` for real arrays (broadcast, promoted). Ownership: **computes**."""
     op = "tenferro.complex"
     dt = operand_dtype((re, im), op)
@@ -44,14 +43,14 @@ def complex(re: Any, im: Any, /) -> Tensor:
     return emit(op, compute(op, lambda r, i: np.asarray(r + 1j * i, dtype=out.numpy), (re, im)))
 
 
-def pad(x: Any, pad_width: Any, /, mode: str = "constant", **kwargs: Any) -> Tensor:
+def pad(x: Any, pad_width: Any, /, mode: str = "constant", **kwargs: Any) -> Result:
     """numpy's ``pad``. Ownership: **computes** a new pooled output."""
     op = "tenferro.pad"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.pad(a, pad_width, mode=mode, **kwargs), (x,)))  # type: ignore[call-overload]
 
 
-def isclose(a: Any, b: Any, /, rtol: float = 1e-05, atol: float = 1e-08) -> Tensor:
+def isclose(a: Any, b: Any, /, rtol: float = 1e-05, atol: float = 1e-08) -> Result:
     """numpy's ``isclose`` (bool array). Ownership: **computes** a pooled output."""
     op = "tenferro.isclose"
     return emit(op, compute(op, lambda p, q: np.isclose(p, q, rtol=rtol, atol=atol), (a, b)))

@@ -12,9 +12,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..dtype import DType
+from ..engine.interface import axes_reduction, full_reduction
 from ..errors import ValidationError
-from ..tensor import Tensor
-from ._adapter import compute, compute_into, emit, engine
+from ..view import TensorView
+from ._adapter import Result, compute, compute_into, emit, mirror, unmirror
 from ._core import (
     axes_tuple,
     check_array,
@@ -32,10 +33,32 @@ _np: Any = np
 _FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
 
 
+def _mirrored(op: str, x: Any, axis: Any) -> tuple[Any, Any] | None:
+    """``(owner, axes)``: a C-ordered view's column-major owner (`mirror`) and ``axis``
+    in the owner's reversed axes, or None. The reduction of the owner over those
+    axes, reversed (`unmirror`), is the reduction of the view in C order."""
+    if x.__class__ is not TensorView:
+        return None
+    m = mirror(x)
+    if m is None:
+        return None
+    if axis is None:
+        return m, None
+    last = len(m._shape) - 1
+    axes = axes_tuple(axis, last + 1, op)
+    assert axes is not None
+    return m, tuple(last - i for i in axes)
+
+
 def _reduce(
     op: str, x: Any, fn: Any, axis: Any, category: str, out: DType | None = None, **kw: Any
-) -> Tensor:
-    """``fn(x, axis=..., out=...)`` written straight into a pooled output."""
+) -> Result:
+    """``fn(x, axis=..., out=...)`` written straight into a pooled output (C-ordered
+    views reduce their owner, so the result keeps their memory order)."""
+    hit = _mirrored(op, x, axis)
+    if hit is not None:
+        mirrored: Result = unmirror(_reduce(op, hit[0], fn, hit[1], category, out, **kw))
+        return mirrored
     check_array(x, op)
     dt = x.dtype
     check_category(op, dt, category)
@@ -51,7 +74,8 @@ def _reduce(
         fn(a, axis=axes, out=nd, **kw)
 
     try:
-        return compute_into(op, shape, out or dt, kernel, (x,))
+        res: Result = compute_into(op, shape, out or dt, kernel, (x,))
+        return res
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
 
@@ -83,15 +107,16 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    hit = _mirrored(op, x, axis)
+    if hit is not None:
+        return unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
     if dtype is None:
         if axis is None and not keepdims:
             # The engine's full-reduction hot path: float dtypes keep their dtype, as
             # the standard's sum does.
-            r = engine()._full_fast("reduce_sum", x, _FLOATING)
+            r = full_reduction("reduce_sum", x, _FLOATING)
         else:
-            r = engine()._axes_fast(
-                "reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims
-            )
+            r = axes_reduction("reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims)
         if r is not None:
             return r
     check_array(x, op)
@@ -102,8 +127,11 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
+    hit = _mirrored(op, x, axis)
+    if hit is not None:
+        return unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
     if dtype is None and axis is not None:
-        r = engine()._axes_fast("reduce_prod", x, axis, keepdims)
+        r = axes_reduction("reduce_prod", x, axis, keepdims)
         if r is not None:
             return r
     check_array(x, op)
@@ -111,29 +139,29 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     return _reduce(op, x, np.prod, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """Maximum over ``axis`` (non-empty). Ownership: **computes** a pooled output."""
     return _reduce("tenferro.max", x, np.max, axis, "real numeric", keepdims=keepdims)
 
 
-def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """Minimum over ``axis`` (non-empty). Ownership: **computes** a pooled output."""
     return _reduce("tenferro.min", x, np.min, axis, "real numeric", keepdims=keepdims)
 
 
-def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """Arithmetic mean over ``axis``. Ownership: **computes** a pooled output."""
     return _reduce("tenferro.mean", x, np.mean, axis, "floating", keepdims=keepdims)
 
 
-def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Result:
     """Standard deviation (``correction`` degrees of freedom). Ownership: **computes**."""
     return _reduce(
         "tenferro.std", x, np.std, axis, "real floating", ddof=correction, keepdims=keepdims
     )
 
 
-def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Result:
     """Variance (``correction`` degrees of freedom). Ownership: **computes**."""
     return _reduce(
         "tenferro.var", x, np.var, axis, "real floating", ddof=correction, keepdims=keepdims
@@ -184,19 +212,19 @@ def cumulative_prod(
 
 
 # ---------------------------------------------------------------------- utility
-def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """True where every element along ``axis`` is non-zero. Ownership: **computes**."""
     return _reduce("tenferro.all", x, np.all, axis, "any", DType.BOOL, keepdims=keepdims)
 
 
-def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """True where some element along ``axis`` is non-zero. Ownership: **computes**."""
     return _reduce("tenferro.any", x, np.any, axis, "any", DType.BOOL, keepdims=keepdims)
 
 
 def diff(
     x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None
-) -> Tensor:
+) -> Result:
     """The ``n``-th discrete difference along ``axis``. Ownership: **computes**."""
     op = "tenferro.diff"
     check_array(x, op)
@@ -214,7 +242,7 @@ def diff(
     return emit(op, compute(op, run, (x, prepend, append)))
 
 
-def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """How many elements along ``axis`` are non-zero (int64). Ownership: **computes**."""
     op = "tenferro.count_nonzero"
     check_array(x, op)
@@ -230,7 +258,7 @@ def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Ten
 
 
 # ---------------------------------------------------------------------- searching
-def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first maximum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmax"
     check_array(x, op)
@@ -240,7 +268,7 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Ten
     )
 
 
-def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first minimum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmin"
     check_array(x, op)
@@ -259,7 +287,7 @@ def nonzero(x: Any, /) -> tuple[Any, ...]:
     return tuple(emit(op, r) for r in compute(op, lambda a: np.nonzero(a), (x,)))
 
 
-def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+def where(condition: Any, x1: Any, x2: Any, /) -> Result:
     """``x1`` where ``condition`` holds, else ``x2`` (broadcast, promoted).
 
     Ownership: **computes** a pooled output.
@@ -278,7 +306,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     )
 
 
-def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Tensor:
+def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Result:
     """Insertion indices of ``x2`` into sorted 1-D ``x1`` (int64). Ownership: **computes**."""
     op = "tenferro.searchsorted"
     check_array(x1, op)
@@ -295,7 +323,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
 
 
 # ---------------------------------------------------------------------- sorting
-def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Result:
     """Sorted values along ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.sort"
     check_array(x, op)
@@ -310,7 +338,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = 
     return emit(op, compute(op, run, (x,)))
 
 
-def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Result:
     """Indices that sort ``x`` along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argsort"
     check_array(x, op)
@@ -381,7 +409,7 @@ def unique_inverse(x: Any, /) -> UniqueInverseResult:
     return UniqueInverseResult(emit(op, v), emit(op, inv))
 
 
-def unique_values(x: Any, /) -> Tensor:
+def unique_values(x: Any, /) -> Result:
     """Distinct values (sorted). Ownership: **computes** a pooled output."""
     op = "tenferro.unique_values"
     v, _, _, _ = _unique(x, op)

@@ -29,6 +29,7 @@ from .recycler import Recycler
 __all__ = ["HostBuffer"]
 
 _getrefcount = sys.getrefcount
+_getweakrefcount = weakref.getweakrefcount
 
 # Guards the rare state changes (lazy root creation, borrow begin/end, the stale
 # list); shared-borrow hot paths never take it. Re-entrant: `gc.collect` in
@@ -53,6 +54,7 @@ class HostBuffer:
         "_root",
         "_stale",
         "exclusive",
+        "failed_read",
         "flat",
         "frozen",
         "origin",
@@ -82,6 +84,9 @@ class HostBuffer:
         self._stale: list[np.ndarray[Any, Any]] | None = None
         # Name of the operation holding an exclusive borrow, or None.
         self.exclusive: str | None = None
+        # Set when an engine call that read this buffer raised: its traceback may
+        # keep an internal array over the memory (see `_held_elsewhere`).
+        self.failed_read = False
 
     # -- identity ----------------------------------------------------------------
     @property
@@ -175,6 +180,10 @@ class HostBuffer:
     def unpin(self) -> None:
         """End one engine read started by `pin`."""
         reading.remove(self)
+
+    def mark_failed(self) -> None:
+        """Note that an engine call reading this buffer raised (see `_held_elsewhere`)."""
+        self.failed_read = True
 
     def readers(self) -> int:
         """Engine operations reading this buffer now (pins held)."""
@@ -316,6 +325,32 @@ class HostBuffer:
     def detach_recycler(self) -> None:
         self.recycler = None
 
+    def _memory_refs(self) -> tuple[int, int]:
+        # Measured with exactly this access pattern at import time (`_OWNER_BASELINE`,
+        # `_FLAT_BASELINE`): references to the allocation and to `flat`.
+        return _getrefcount(self.owner), _getrefcount(self.flat)
+
+    def _held_elsewhere(self) -> bool:
+        """Does an internal array over this memory live outside the buffer?
+
+        Asked only of a buffer a failed engine call read (``failed_read``): kernels
+        read ``flat`` without an alias (no root), so an array a failed call left
+        in a traceback's frames (``flat`` itself, or a reshape of it, whose
+        ``base`` is the allocation) is seen only here: as a reference to ``owner``
+        or ``flat`` beyond the buffer's own (its two fields, ``flat.base``, and the
+        ``_keep`` of each root's holder). Such a buffer is never pooled: its
+        memory must not be handed to another tensor while that array lives. This
+        is the whole failure policy for operands (docs/internals.md, "Failure
+        policy"): a refused or failed call changes nothing about its operands,
+        and only an array that actually outlives the call keeps a buffer out of
+        the pool.
+        """
+        owner_refs, flat_refs = self._memory_refs()
+        keep = (self._root is not None) + (len(self._stale) if self._stale else 0)
+        if self.flat is self.owner:
+            return owner_refs - keep > _SAME_BASELINE
+        return owner_refs > _OWNER_BASELINE or flat_refs - keep > _FLAT_BASELINE
+
     def __del__(self) -> None:
         # The recycler (`storage.recycler.Recycler`, e.g. the engine's pool) owns the
         # policy: this only says how many aliases are still alive.
@@ -325,6 +360,8 @@ class HostBuffer:
         pool = recycler()
         if pool is None:
             return  # the engine is gone: the buffer is simply freed
+        if self.failed_read and self._held_elsewhere():
+            return  # freed once the last internal array outside dies, never pooled
         # Hot path of every dropped engine output: a buffer that never had a root
         # or a stale write root cannot have an alias, so skip the counting calls.
         if self._root is None and self._stale is None:
@@ -333,6 +370,17 @@ class HostBuffer:
             aliases = self.alias_count()
             if aliases:
                 pool.recycle(self.owner, aliases)
+                return
+            if (
+                self._stale is None
+                and self._root_refs() <= _ROOT_BASELINE
+                and not _getweakrefcount(self._root)
+            ):
+                # Nobody holds the root (no alias) and no weak reference can revive
+                # it: it is unreachable, so the memory can go back at once (the
+                # common case: a C-ordered result view dropped).
+                self._root = None
+                pool.recycle(self.owner, 0)
                 return
             # No alias now, but a weak reference to a root (reachable as a handed-out
             # array's ``.base``) could revive it on another thread between the count
@@ -441,3 +489,20 @@ def _calibrate() -> tuple[int, int]:
 #: References a root has when only its `HostBuffer` holds it.
 #: References a stale write root has when only the `_stale` list holds it.
 _ROOT_BASELINE, _STALE_BASELINE = _calibrate()
+
+
+def _calibrate_memory() -> tuple[int, int, int]:
+    # The counts `_memory_refs` sees for a buffer nobody else references: ``flat``
+    # the allocation itself, and ``flat`` a slice of it (``flat.base`` is it).
+    # No local names the arrays: only the probe's fields (and ``flat.base``) do.
+    whole = HostBuffer(np.empty(2), np.empty(0))
+    whole.flat = whole.owner
+    same = whole._memory_refs()[0]
+    part = HostBuffer(np.empty(2), np.empty(0))
+    part.flat = part.owner[:1]
+    owner_refs, flat_refs = part._memory_refs()
+    return same, owner_refs, flat_refs
+
+
+#: `_memory_refs` of a buffer nobody else references (see `_held_elsewhere`).
+_SAME_BASELINE, _OWNER_BASELINE, _FLAT_BASELINE = _calibrate_memory()

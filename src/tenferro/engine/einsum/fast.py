@@ -182,9 +182,9 @@ def run_binary(engine: Any, rec: Binary, a: Tensor, b: Tensor, blas_types: Any) 
             raise
         return _pooled(rec.out_shape, dt, owner, flat, engine._recycler)
     except BaseException:
-        # The traceback keeps this frame's views of the operands' internal arrays:
-        # never pool the operands' buffers (as in Reads.__exit__).
-        st_a.recycler = st_b.recycler = None
+        # A traceback may keep an operand's internal array: pooled at its death
+        # only if none survives (HostBuffer.failed_read, docs/internals.md).
+        st_a.failed_read = st_b.failed_read = True
         raise
     finally:
         _reading.remove(pin)

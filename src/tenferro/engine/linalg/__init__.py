@@ -401,9 +401,9 @@ class LinalgOps(EngineBase):
             flat[0] = value
             return _pooled((), real, owner, flat, self._recycler)
         except BaseException:
-            # The traceback keeps this frame's `fa`, the operand's internal array:
-            # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
+            # A traceback may keep an operand's internal array: pooled at its death
+            # only if none survives (HostBuffer.failed_read, docs/internals.md).
+            st.failed_read = True
             raise
         finally:
             _reading.remove(st)

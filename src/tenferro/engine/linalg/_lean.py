@@ -102,9 +102,9 @@ def run(eng: EngineBase, a: Any, square: bool, body: Body, *args: Any) -> Any:
             return None  # the general path refuses it (typed)
         return body(eng, st.flat, dt, m, n, *args)
     except BaseException:
-        # The traceback keeps the body's frame, whose `flat` is the operand's
-        # internal array: never pool the operand's buffer (Reads.__exit__).
-        st.recycler = None
+        # A traceback may keep an operand's internal array: pooled at its death
+        # only if none survives (HostBuffer.failed_read, docs/internals.md).
+        st.failed_read = True
         raise
     finally:
         _reading.remove(st)
@@ -260,8 +260,9 @@ def _run_rhs(eng: EngineBase, a: Any, b: Any, square: bool, body: Body, *args: A
     try:
         return run(eng, a, square, body, sb, bshape, *args)
     except BaseException:
-        # The traceback keeps the body's frame with b's internal array (see `run`).
-        sb.recycler = None
+        # A traceback may keep an operand's internal array: pooled at its death
+        # only if none survives (HostBuffer.failed_read, docs/internals.md).
+        sb.failed_read = True
         raise
     finally:
         _reading.remove(sb)

@@ -1,0 +1,192 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, binding=False
+"""The per-operation protocol, compiled: the one copy every hot path calls.
+
+One engine operation on plain host tensors is, in this order:
+
+1. **pin** each operand's `HostBuffer` (one entry in `storage.host.reading`),
+2. **check for a writer** (``buf.exclusive``) *after* pinning (the mirror of
+   `HostBuffer.begin_exclusive`, which sets the flag before counting pins),
+3. **acquire** an uninitialised output from the engine's pool,
+4. **run** the kernel, which writes every element of the output,
+5. **wrap** the output as a `Tensor` over a new `HostBuffer` whose recycler is
+   the engine's (`tensor._pooled`'s fields, set here),
+6. **unpin** in ``finally``, raised or not.
+
+Failure policy (docs/internals.md, "Failure policy for pooled buffers"): a
+kernel that raises drops its output (never pooled); every operand it read is
+marked ``failed_read`` (pooled at its death only if no internal array over it
+survives); a refused check changes nothing. An operand exclusively borrowed
+returns None before anything is acquired: the caller's general path refuses
+it with the typed error.
+
+Cython, not a C extension by hand: the objects involved (numpy arrays, ufuncs,
+the pool, `Tensor` and `HostBuffer` with ``__slots__``) are Python objects,
+and what costs time in the pure-Python protocol is the interpreter's dispatch
+of ~40 bytecodes per call, not any arithmetic; Cython compiles exactly that
+dispatch away while the module reads like the Python it replaces (as CuPy's
+``memory.pyx`` keeps its pool). Alias counting (``sys.getrefcount``
+baselines) stays in `storage/host.py`, measured at import with the very
+functions that read the counts later; this module reads no reference counts.
+"""
+
+from tenferro.storage import host as _host
+from tenferro.storage.host import HostBuffer
+from tenferro.tensor import Tensor
+
+cdef object _new = object.__new__
+cdef list _reading = _host.reading
+
+
+cpdef object pooled(tuple shape, object dtype, object owner, object flat, object recycler):
+    """A tensor over a fully written pooled buffer (`tensor._pooled`'s fields)."""
+    cdef object st = _new(HostBuffer)
+    st.owner = owner
+    st.flat = flat
+    st.recycler = recycler
+    st.origin = None
+    st._root = None
+    st._stale = None
+    st.exclusive = None
+    st.failed_read = False
+    cdef object t = _new(Tensor)
+    t._shape = shape
+    t._dtype = dtype
+    t._st = st
+    t._moved = None
+    return t
+
+
+cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n):
+    return eng._pool.acquire(np_dtype, n)
+
+
+cpdef object unary(object kernel, object t, object out_dt, object eng):
+    """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
+    buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
+    cdef object st = t._st
+    cdef object fa, owner, flat
+    cdef Py_ssize_t n
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        fa = st.flat
+        n = len(fa)
+        owner = _acquire(eng, out_dt.numpy, n)
+        flat = owner if len(owner) == n else owner[:n]
+        # The operand holds exactly n elements: the kernel writes all of flat.
+        kernel(fa, flat)
+        return pooled(t._shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        st.failed_read = True
+        raise
+    finally:
+        _reading.remove(st)
+
+
+cpdef object binary(object kernel, object a, object b, object out_dt, object eng):
+    """``kernel(a.flat, b.flat, out)`` into a pooled output of ``a``'s shape, or None when
+    either buffer is exclusively borrowed. ``a`` and ``b`` are plain host tensors of one
+    shape (the caller checked)."""
+    cdef object sa = a._st
+    cdef object sb = b._st
+    cdef tuple pin = (sa, sb)
+    cdef object fa, owner, flat
+    cdef Py_ssize_t n
+    _reading.append(pin)
+    try:
+        if sa.exclusive is not None or sb.exclusive is not None:
+            return None
+        fa = sa.flat
+        n = len(fa)
+        owner = _acquire(eng, out_dt.numpy, n)
+        flat = owner if len(owner) == n else owner[:n]
+        # Both operands hold exactly n elements: the kernel writes all of flat.
+        kernel(fa, sb.flat, flat)
+        return pooled(a._shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        sa.failed_read = True
+        sb.failed_read = True
+        raise
+    finally:
+        _reading.remove(pin)
+
+
+cpdef object scalar(object kernel, object t, object value, bint first, object out_dt, object eng):
+    """``kernel(t.flat, value, out)`` (``kernel(value, t.flat, out)`` when ``first``) into a
+    pooled output of ``t``'s shape, or None when ``t``'s buffer is exclusively borrowed."""
+    cdef object st = t._st
+    cdef object fa, owner, flat
+    cdef Py_ssize_t n
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        fa = st.flat
+        n = len(fa)
+        owner = _acquire(eng, out_dt.numpy, n)
+        flat = owner if len(owner) == n else owner[:n]
+        # The scalar broadcasts over n elements: the kernel writes all of flat.
+        if first:
+            kernel(value, fa, flat)
+        else:
+            kernel(fa, value, flat)
+        return pooled(t._shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        st.failed_read = True
+        raise
+    finally:
+        _reading.remove(st)
+
+
+cpdef object shaped(
+    object kernel, object t, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object arg
+):
+    """``kernel(t.flat, out_flat, arg)`` into a pooled output of ``out_shape`` (``n_out``
+    elements, which the kernel writes), or None when ``t``'s buffer is exclusively
+    borrowed or empty. For the hot paths whose output is not ``t``'s shape (full and
+    axis reductions, transposes)."""
+    cdef object st = t._st
+    cdef object fa, owner, flat
+    _reading.append(st)
+    try:
+        fa = st.flat
+        if st.exclusive is not None or not len(fa):
+            return None
+        owner = _acquire(eng, out_dt.numpy, n_out)
+        flat = owner if len(owner) == n_out else owner[:n_out]
+        kernel(fa, flat, arg)
+        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        st.failed_read = True
+        raise
+    finally:
+        _reading.remove(st)
+
+
+cpdef object shaped2(
+    object kernel, object a, object b, tuple out_shape, Py_ssize_t n_out, object out_dt,
+    object eng, object arg
+):
+    """``kernel(a.flat, b.flat, out_flat, arg)`` into a pooled output of ``out_shape``, or
+    None when either buffer is exclusively borrowed. For two-operand hot paths whose
+    output is not the operands' shape (2-D matmul, small contractions)."""
+    cdef object sa = a._st
+    cdef object sb = b._st
+    cdef tuple pin = (sa, sb)
+    cdef object owner, flat
+    _reading.append(pin)
+    try:
+        if sa.exclusive is not None or sb.exclusive is not None:
+            return None
+        owner = _acquire(eng, out_dt.numpy, n_out)
+        flat = owner if len(owner) == n_out else owner[:n_out]
+        kernel(sa.flat, sb.flat, flat, arg)
+        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        sa.failed_read = True
+        sb.failed_read = True
+        raise
+    finally:
+        _reading.remove(pin)

@@ -1,0 +1,125 @@
+"""What the layers above the engine (the namespace, linalg, tools) may use of it.
+
+docs/internals.md, "The namespace's interface to the engine". Everything here is
+a plain function; code outside ``engine/`` and ``storage/`` never touches an
+engine's or a view's underscore attributes (`tests/test_engine_interface.py`
+checks it):
+
+* `current`: the calling thread's current engine (``with eng:``'s, else the
+  default engine);
+* `run` / `output`: a pooled output of a given shape, written by a kernel, in
+  column-major (an owner) or row-major order (the C-ordered view of a
+  column-major owner);
+* `view_of`: a view of an owner's buffer with a given layout (borrows);
+* `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
+* `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
+* `unary`, `binary`, `scalar`: the compiled per-operation protocol (`_core`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..dtype import DType
+from ..layout import row_major_strides
+from ..storage.host import HostBuffer, shared_refusal
+from ..tensor import Tensor
+from ..view import TensorView
+from . import cpu as _cpu
+from ._core import binary, scalar, unary
+from .cpu import CpuEngine, default_engine
+
+__all__ = [
+    "axes_reduction",
+    "binary",
+    "c_view",
+    "current",
+    "full_reduction",
+    "output",
+    "run",
+    "scalar",
+    "unary",
+    "view_of",
+]
+
+Shape = tuple[int, ...]
+Array = np.ndarray[Any, Any]
+
+
+def current() -> CpuEngine:
+    """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
+    eng = _cpu._state.current
+    return eng if eng is not None else default_engine()
+
+
+def run(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
+    """``kernel(nd)`` into a pooled column-major output of the current engine (an owner).
+
+    The kernel must write every element of ``nd``; one that raises drops the
+    buffer (docs/internals.md, "Failure policy for pooled buffers").
+    """
+    return current()._run(op, shape, dtype, kernel)
+
+
+def output(
+    op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any], c_order: bool
+) -> Tensor | TensorView:
+    """`run` in the given memory order: row-major (``c_order``, rank >= 2) runs ``kernel``
+    on the transpose of a column-major owner of the reversed shape (a C-ordered array
+    of ``shape``) and returns the C-ordered view of it (`c_view`)."""
+    if not c_order or len(shape) < 2:
+        return run(op, shape, dtype, kernel)
+
+    def reversed_kernel(nd: Array) -> Any:
+        # nd.T is the C-ordered array of `shape` over the same memory: the kernel
+        # writes every element of it, so every element of nd.
+        return kernel(nd.T)
+
+    view: TensorView = c_view(run(op, shape[::-1], dtype, reversed_kernel))
+    return view
+
+
+def c_view(t: Any) -> Any:
+    """The C-ordered view (axes reversed) of a fresh column-major result ``t``.
+
+    ``t`` is a plain host tensor the caller made and holds alone (anything else is
+    returned as it is, as is a result of rank < 2, where both orders agree); the
+    view holds the buffer (one counted alias) and the tensor object is dropped.
+    """
+    if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
+        return t
+    shape = t._shape[::-1]
+    if len(shape) < 2:
+        return t
+    st = t._st
+    return TensorView._make(st.read_root(), t._dtype, shape, row_major_strides(shape), 0, st)
+
+
+def view_of(t: Tensor, shape: Shape, strides: Shape, offset: int = 0) -> TensorView:
+    """A view of owner ``t``'s buffer with this layout (in elements; the caller checked
+    that it stays inside ``t``). Ownership: **borrows**, refused while ``t`` is
+    exclusively borrowed, as `Tensor.as_view`."""
+    op = "Tensor.as_view"
+    st = t._st
+    buf, start = (st, 0) if st.__class__ is HostBuffer else t._resolve(op)
+    if buf.exclusive is not None:
+        buf.check_shared(op)
+    view = TensorView._make(buf.read_root(), t._dtype, shape, strides, start + offset, st)
+    holder = buf.exclusive
+    if holder is not None:
+        del view
+        raise shared_refusal(op, holder)
+    return view
+
+
+def full_reduction(name: str, x: Any, fast: tuple[DType, ...]) -> Tensor | None:
+    """The engine's full-reduction hot path (``reduce_sum`` & co. to rank 0), or None."""
+    return current()._full_fast(name, x, fast)
+
+
+def axes_reduction(name: str, x: Any, axes: Any, keepdims: bool) -> Any:
+    """The engine's reduction hot path over ``axes``, or None for the general path."""
+    return current()._axes_fast(name, x, axes, keepdims)
