@@ -76,7 +76,8 @@ _CHILD = textwrap.dedent(
             call()
             out = {"case": name, "raised": None}
         except Exception as exc:
-            out = {"case": name, "raised": type(exc).__name__, "kind": str(getattr(exc, "kind", ""))}
+            kind = str(getattr(exc, "kind", ""))
+            out = {"case": name, "raised": type(exc).__name__, "kind": kind}
         print(json.dumps(out), flush=True)
 
     for dt in ("float32", "float64", "complex128"):

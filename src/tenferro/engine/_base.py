@@ -29,6 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor, _pooled
 from ..view import _ViewBase
 from .pool import BufferPool
@@ -138,8 +139,9 @@ class Reads:
             # INVARIANT: the traceback keeps this call's frames, whose locals hold
             # the operands' internal arrays (`HostBuffer.flat`, uncounted): those
             # buffers must never go back to a pool (see `EngineBase._run`).
-            for buf in self.bufs:
-                buf.recycler = None
+            for pin in self.bufs:
+                for buf in pin.bufs if isinstance(pin, _PinGroup) else (pin,):
+                    never_pool(buf)
         self.release()
 
     def release(self) -> None:
@@ -345,6 +347,7 @@ class EngineBase:
                 # traceback keeps the kernel's frames, whose locals hold writable
                 # arrays over it (``e.__traceback__...tb_frame.f_locals``). It is
                 # freed when the last of them dies.
+                self._pool.forget(owner)  # never back: stop counting it live
                 del nd, flat, owner
                 raise
             return self._wrap(shape, dtype, owner, flat)
@@ -385,5 +388,5 @@ class EngineBase:
         except BaseException:
             # This frame stays in the traceback with `staged_flat` (writable): the
             # staged buffer must never go back to the pool (see `_run`).
-            staged._st.detach_recycler()
+            never_pool(staged._st)
             raise

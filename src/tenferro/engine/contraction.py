@@ -28,6 +28,7 @@ from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axis_tuple, strict_index
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch
 from .einsum import ContractExpression, build_plan, plan_for
@@ -132,6 +133,7 @@ class ContractionOps(EngineBase):
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
                                 # frame's writable `owner` (EngineBase._run).
+                                self._pool.forget(owner)  # never back: stop counting it live
                                 del flat, owner
                                 raise
                             # INVARIANT: the same fields as tensor._pooled, inlined (this
@@ -146,7 +148,8 @@ class ContractionOps(EngineBase):
                     except BaseException:
                         # The traceback keeps this frame's `fa`, an operand's internal
                         # array: never pool the operands' buffers (Reads.__exit__).
-                        sa.recycler = sb.recycler = None
+                        never_pool(sa)
+                        never_pool(sb)
                         raise
                     finally:
                         _reading.remove(pin)

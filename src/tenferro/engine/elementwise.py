@@ -21,6 +21,7 @@ from ..dtype import DType, scalar_as_dtype
 from ..errors import DTypeError, ValidationError
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor, _pooled
 from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
 from .large import LARGE_MIN as _LARGE_MIN
@@ -212,6 +213,7 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                             except BaseException:
                                 # Dropped, never pooled: the traceback keeps this
                                 # frame's writable `owner` (EngineBase._run).
+                                self._pool.forget(owner)  # never back: stop counting it live
                                 del flat, owner
                                 raise
                             # INVARIANT: the same fields as tensor._pooled, inlined (this
@@ -226,7 +228,8 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                     except BaseException:
                         # The traceback keeps this frame's `fa`, an operand's internal
                         # array: never pool the operands' buffers (Reads.__exit__).
-                        sa.recycler = sb.recycler = None
+                        never_pool(sa)
+                        never_pool(sb)
                         raise
                     finally:
                         _reading.remove(pin)
@@ -283,6 +286,7 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMetho
                         except BaseException:
                             # Dropped, never pooled: the traceback keeps this frame's
                             # writable `owner` (EngineBase._run).
+                            self._pool.forget(owner)  # never back: stop counting it live
                             del flat, owner
                             raise
                         t: Tensor = _new(Tensor)
@@ -294,7 +298,7 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMetho
                 except BaseException:
                     # The traceback keeps this frame's `fa`, the operand's internal
                     # array: never pool the operand's buffer (Reads.__exit__).
-                    sa.recycler = None
+                    never_pool(sa)
                     raise
                 finally:
                     _reading.remove(sa)
@@ -348,13 +352,14 @@ class ElementwiseOps(EngineBase):
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # `owner` (EngineBase._run).
+                self._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner
                 raise
             return _pooled(t._shape, dt, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
+            never_pool(st)
             raise
         finally:
             _reading.remove(st)

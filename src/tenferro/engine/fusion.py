@@ -55,6 +55,7 @@ from ..errors import DTypeError, ValidationError
 from ..layout import shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, check_out
 from .elementwise import _ALL, _FLOATING, _NUMERIC, _REAL, weak_scalar
@@ -753,7 +754,12 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
         *(f"                    {line}" for line in tiled),
         "        except BaseException:",
         # Dropped, never pooled: the traceback keeps this frame, and with it
-        # writable views of the output and the registers (EngineBase._run).
+        # writable views of the output and the registers (EngineBase._run); the
+        # pool stops counting them as live.
+        f"            for d in ({', '.join(['owner', *(f'h{r}' for r in regs)])},):",
+        "                if d is not None:",
+        "                    pool.forget(d)",
+        "            d = None",
         f"{pad}    {held} = None",
         f"            if n >= {split}:",
         f"                {' = '.join(['q', *(f'g{r}' for r in regs)])} = None",
@@ -763,7 +769,7 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
         "    except BaseException:",
         # The traceback keeps the operands' internal arrays: never pool their
         # buffers (Reads.__exit__).
-        f"        {' = '.join(f'{s}.recycler' for s in ss)} = None",
+        *(f"        never_pool({s})" for s in ss),
         "        raise",
         "    finally:",
         "        reading.remove(pin)",
@@ -778,6 +784,7 @@ def _small_kernel(expr: str, dtypes: dict[str, DType], numpy_dtypes: dict[str, A
         "Tensor": Tensor,
         "HostBuffer": HostBuffer,
         "reading": _reading,
+        "never_pool": never_pool,
         "REPLAN": _REPLAN,
         "copyto": np.copyto,
         "_nonzero": _nonzero,

@@ -24,6 +24,7 @@ from ..errors import DTypeError, ValidationError
 from ..layout import normalize_axes, quick_axes, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor, _pooled
 from ._base import EngineBase, Reads
 
@@ -115,6 +116,7 @@ class ReductionOps(EngineBase):
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # `owner` (EngineBase._run).
+                self._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner
                 raise
             r: Tensor = _new(Tensor)
@@ -126,7 +128,7 @@ class ReductionOps(EngineBase):
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
+            never_pool(st)
             raise
         finally:
             _reading.remove(st)
@@ -177,13 +179,14 @@ class ReductionOps(EngineBase):
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # `owner` (EngineBase._run).
+                self._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner
                 raise
             return _pooled(out_shape, dt, owner, flat, self._recycler)
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
+            never_pool(st)
             raise
         finally:
             _reading.remove(st)

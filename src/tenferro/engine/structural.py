@@ -39,6 +39,7 @@ from ..layout import (
 )
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor, _pooled
 from ..view import TensorView
 from ._base import EngineBase, Reads, check_out
@@ -298,6 +299,7 @@ class StructuralOps(EngineBase):
                     except BaseException:
                         # Dropped, never pooled: the traceback keeps this frame's
                         # writable `dst` (EngineBase._run).
+                        self._pool.forget(owner)  # never back: stop counting it live
                         del flat, owner
                         raise
                     r: Tensor = _new(Tensor)
@@ -309,7 +311,7 @@ class StructuralOps(EngineBase):
             except BaseException:
                 # The traceback keeps this frame's `fa`/`src`, the operand's internal
                 # array: never pool the operand's buffer (Reads.__exit__).
-                st.recycler = None
+                never_pool(st)
                 raise
             finally:
                 _reading.remove(st)
@@ -554,6 +556,7 @@ class StructuralOps(EngineBase):
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # `owner` (EngineBase._run).
+                self._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner
                 raise
             count_copy(nbytes)

@@ -29,6 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import col_major_strides, shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
 from ..view import TensorView, TensorViewMut, _ViewBase
 
@@ -208,6 +209,7 @@ def binary_function(
                                 call(fa, sb.flat, flat)
                             except BaseException:
                                 # Dropped, never pooled: a traceback keeps `owner`.
+                                eng._pool.forget(owner)  # never back: stop counting it live
                                 del flat, owner
                                 raise
                             # INVARIANT: the same fields as tensor._pooled, inlined (the
@@ -221,7 +223,8 @@ def binary_function(
                     except BaseException:
                         # A traceback keeps `fa`, an operand's internal array: never
                         # pool the operands' buffers (the engine's hot paths do the same).
-                        sa.recycler = sb.recycler = None
+                        never_pool(sa)
+                        never_pool(sb)
                         raise
                     finally:
                         _reading.remove(pin)
@@ -271,11 +274,12 @@ def binary_function(
                 else:
                     call(fa, value, flat)
             except BaseException:
+                eng._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner  # dropped, never pooled (see fn)
                 raise
             return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
         except BaseException:
-            st.recycler = None  # a traceback keeps `fa` (see fn)
+            never_pool(st)  # a traceback keeps `fa` (see fn)
             raise
         finally:
             _reading.remove(st)
@@ -315,6 +319,7 @@ def unary_function(
                             ufunc(fa, flat)
                         except BaseException:
                             # Dropped, never pooled: a traceback keeps `owner`.
+                            eng._pool.forget(owner)  # never back: stop counting it live
                             del flat, owner
                             raise
                         # INVARIANT: the same fields as tensor._pooled, inlined (the
@@ -328,7 +333,7 @@ def unary_function(
                 except BaseException:
                     # A traceback keeps `fa`, the operand's internal array: never pool
                     # its buffer (the engine's hot paths do the same).
-                    st.recycler = None
+                    never_pool(st)
                     raise
                 finally:
                     _reading.remove(st)

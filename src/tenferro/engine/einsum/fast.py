@@ -25,6 +25,7 @@ import numpy as np
 
 from ...storage import host as _host
 from ...storage.host import HostBuffer
+from ...storage.recycler import never_pool
 from ...tensor import Tensor, _pooled
 from ..gemm import MATMUL, blasable, grouped_view, run_kernel
 from .planner import GEMM, Plan
@@ -178,13 +179,15 @@ def run_binary(engine: Any, rec: Binary, a: Tensor, b: Tensor, blas_types: Any) 
         except BaseException:
             # Dropped, never pooled: the traceback keeps this frame's writable
             # `owner` (EngineBase._run).
+            engine._pool.forget(owner)  # never back: stop counting it live
             del flat, owner
             raise
         return _pooled(rec.out_shape, dt, owner, flat, engine._recycler)
     except BaseException:
         # The traceback keeps this frame's views of the operands' internal arrays:
         # never pool the operands' buffers (as in Reads.__exit__).
-        st_a.recycler = st_b.recycler = None
+        never_pool(st_a)
+        never_pool(st_b)
         raise
     finally:
         _reading.remove(pin)

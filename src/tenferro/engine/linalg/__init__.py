@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from ...storage import host as _host
 from ...storage.host import HostBuffer
+from ...storage.recycler import never_pool
 from ...tensor import Tensor, _pooled
 from .._base import EngineBase
 from . import _kernels as K
@@ -403,7 +404,7 @@ class LinalgOps(EngineBase):
         except BaseException:
             # The traceback keeps this frame's `fa`, the operand's internal array:
             # never pool the operand's buffer (Reads.__exit__).
-            st.recycler = None
+            never_pool(st)
             raise
         finally:
             _reading.remove(st)

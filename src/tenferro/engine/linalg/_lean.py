@@ -43,6 +43,7 @@ import numpy as np
 from ...dtype import DType
 from ...storage import host as _host
 from ...storage.host import HostBuffer
+from ...storage.recycler import never_pool
 from ...tensor import Tensor, _pooled
 from .._base import EngineBase
 from . import _kernels as K
@@ -104,7 +105,7 @@ def run(eng: EngineBase, a: Any, square: bool, body: Body, *args: Any) -> Any:
     except BaseException:
         # The traceback keeps the body's frame, whose `flat` is the operand's
         # internal array: never pool the operand's buffer (Reads.__exit__).
-        st.recycler = None
+        never_pool(st)
         raise
     finally:
         _reading.remove(st)
@@ -261,7 +262,7 @@ def _run_rhs(eng: EngineBase, a: Any, b: Any, square: bool, body: Body, *args: A
         return run(eng, a, square, body, sb, bshape, *args)
     except BaseException:
         # The traceback keeps the body's frame with b's internal array (see `run`).
-        sb.recycler = None
+        never_pool(sb)
         raise
     finally:
         _reading.remove(sb)
