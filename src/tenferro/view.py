@@ -17,7 +17,7 @@ from ._array_methods import ArrayMethods
 from .alloc import host_empty
 from .copies import NotCopyable, check_copy, count_copy
 from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
-from .errors import DTypeError, ValidationError
+from .errors import NUMPY_REFUSALS, PASSED_ON, DTypeError, ValidationError, numpy_refusal
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
@@ -637,8 +637,13 @@ def ufunc_on_borrows(
                 )
     # Shared borrows, alive only for this call: numpy reads the elements in place.
     arrays = [np.asarray(x) if isinstance(x, readable) else x for x in inputs]
+    # where= (any keyword but out=) a tensor is read the same way: handed to numpy
+    # as it is, numpy would call back into this function for it without end.
+    kw = {k: np.asarray(v) if isinstance(v, readable) else v for k, v in kwargs.items()}
     try:
-        return getattr(ufunc, method)(*arrays, **kwargs)
-    except BaseException:
-        del arrays  # a traceback must not keep the borrows alive
-        raise
+        return getattr(ufunc, method)(*arrays, **kw)
+    except BaseException as exc:
+        del arrays, kw  # a traceback must not keep the borrows alive
+        if isinstance(exc, PASSED_ON) or not isinstance(exc, NUMPY_REFUSALS):
+            raise
+        raise numpy_refusal(f"numpy.{ufunc.__name__}", exc) from None

@@ -32,6 +32,7 @@ from ..storage.host import HostBuffer
 from ..storage.recycler import never_pool
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable, _pooled
 from ..view import TensorView, TensorViewMut, _ViewBase
+from ._refusals import NUMPY_REFUSALS, PASSED_ON, numpy_refusal
 
 __all__ = [
     "ARRAY_TYPES",
@@ -156,6 +157,13 @@ def engine() -> CpuEngine:
 _engine = engine
 
 
+def _typed(ufunc: Any, exc: BaseException) -> BaseException:
+    """What a hot path raises for ``exc``: numpy's refusals typed, anything else as it is."""
+    if isinstance(exc, PASSED_ON) or not isinstance(exc, NUMPY_REFUSALS):
+        return exc
+    return numpy_refusal(f"tenferro.{ufunc.__name__}", exc)
+
+
 def binary_function(
     ufunc: Any, allowed: tuple[DType, ...], out_bool: bool, general: Callable[[Any, Any], Any]
 ) -> Callable[..., Any]:
@@ -207,11 +215,11 @@ def binary_function(
                                 # Both inputs hold exactly n elements: the ufunc
                                 # writes all of flat.
                                 call(fa, sb.flat, flat)
-                            except BaseException:
+                            except BaseException as exc:
                                 # Dropped, never pooled: a traceback keeps `owner`.
                                 eng._pool.forget(owner)  # never back: stop counting it live
                                 del flat, owner
-                                raise
+                                raise _typed(ufunc, exc) from None
                             # INVARIANT: the same fields as tensor._pooled, inlined (the
                             # namespace's binary hot path); test_engine_interface checks it.
                             t: Tensor = _new(Tensor)
@@ -273,10 +281,10 @@ def binary_function(
                     call(value, fa, flat)
                 else:
                     call(fa, value, flat)
-            except BaseException:
+            except BaseException as exc:
                 eng._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner  # dropped, never pooled (see fn)
-                raise
+                raise _typed(ufunc, exc) from None
             return _pooled(t._shape, out_dt, owner, flat, eng._recycler)
         except BaseException:
             never_pool(st)  # a traceback keeps `fa` (see fn)
@@ -352,7 +360,12 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
 
-        return _engine()._run(op, shape, dtype, kernel)
+        try:
+            return _engine()._run(op, shape, dtype, kernel)
+        except PASSED_ON:
+            raise
+        except NUMPY_REFUSALS as exc:
+            raise numpy_refusal(op, exc) from None
 
 
 def compute_into(
@@ -379,8 +392,13 @@ def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
     """
     with Reads() as reads:
         vals = read_all(reads, xs, op)
-        with np.errstate(all="ignore"):
-            return fn(*vals)
+        try:
+            with np.errstate(all="ignore"):
+                return fn(*vals)
+        except PASSED_ON:
+            raise
+        except NUMPY_REFUSALS as exc:
+            raise numpy_refusal(op, exc) from None
 
 
 # ---------------------------------------------------------------------- views

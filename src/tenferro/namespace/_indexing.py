@@ -16,7 +16,13 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import promote_types
-from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
+from ..errors import (
+    BorrowError,
+    IndexOutOfRangeError,
+    PromotionError,
+    ValidationError,
+    numpy_refusal,
+)
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
 from ..storage.host import reading as _reading
@@ -301,6 +307,8 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 arr[kk] = vals[0]
             except (ValueError, IndexError) as exc:
                 raise ValidationError(op, str(exc), kind="INVALID_INDEX") from None
+            except TypeError as exc:  # numpy refuses the key's or value's type
+                raise numpy_refusal(op, exc) from None
 
     write(x, op, fn)
 

@@ -308,10 +308,20 @@ def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
     return want, tuple(int(s) for s in res.strides), int(start)
 
 
+def _sequence(arrays: Any, op: str) -> tuple[Any, ...]:
+    if isinstance(arrays, (list, tuple)):
+        return tuple(arrays)
+    raise ValidationError(
+        op,
+        f"arrays must be a list or tuple of arrays, got {type(arrays).__name__}",
+        kind="INVALID_ARGUMENT",
+    )
+
+
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
     """Arrays joined along ``axis`` (flattened when None). Ownership: **computes**."""
     op = "tenferro.concat"
-    arrays = tuple(arrays)
+    arrays = _sequence(arrays, op)
     for a in arrays:
         check_array(a, op)
     dt = operand_dtype(arrays, op)
@@ -326,7 +336,7 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
 def stack(arrays: Any, /, *, axis: int = 0) -> Any:
     """Arrays stacked along a new ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.stack"
-    arrays = tuple(arrays)
+    arrays = _sequence(arrays, op)
     for a in arrays:
         check_array(a, op)
     dt = operand_dtype(arrays, op)
