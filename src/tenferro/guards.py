@@ -72,11 +72,14 @@ class ExclusiveBorrow:
 
     __slots__ = ("_buffer", "_handed", "_prune_at", "_wroot", "op")
 
-    def __init__(self, buffer: HostBuffer, op: str, own_pins: int = 0) -> None:
+    def __init__(
+        self, buffer: HostBuffer, op: str, own_pins: int = 0, own_aliases: int = 0
+    ) -> None:
         self._buffer = buffer
         self.op = op
-        # own_pins: engine reads of this buffer held by the borrower itself.
-        self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op, own_pins)
+        # own_pins / own_aliases: engine reads of this buffer, and counted aliases of
+        # it, held by the borrower itself (see HostBuffer.begin_exclusive).
+        self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op, own_pins, own_aliases)
         self._handed: list[weakref.ref[np.ndarray[Any, Any]]] = []
         self._prune_at = 64
 

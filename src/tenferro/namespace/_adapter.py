@@ -512,32 +512,37 @@ def write(x: Any, op: str, fn: Callable[[Array], None]) -> None:
             "tensor itself (map_write) instead",
             kind="UNSUPPORTED",
         )
-    # INVARIANT: every view holds the buffer's one root, so dropping ours removes
-    # exactly this view's alias from the count; it is restored from the buffer.
-    x._base = None  # type: ignore[assignment]
-    try:
-        borrow = ExclusiveBorrow(src, op)
-    except BaseException:
-        x._base = src.read_root()
-        raise
+    # INVARIANT: the view keeps its state for the whole write. Other threads may
+    # read it or derive views from it meanwhile (a derived view holds the root, so
+    # it is a counted alias from the moment it exists), so the view must never be
+    # half-changed: it does not give up its alias; the borrow is told that one
+    # alias, the root this view holds (every view holds the buffer's one root,
+    # never a view of it), is the writer's own. Every other live alias refuses the
+    # write, and a reader racing with it is refused by the `exclusive` flag.
+    own = 1 if x._base is src.read_root() else 0
+    borrow = ExclusiveBorrow(src, op, own_aliases=own)
+    arr: Any = None
     try:
         wroot = borrow.root(op)
         if wroot.dtype != x._dtype.numpy:
             wroot = wroot.view(x._dtype.numpy)
         isz = wroot.itemsize
-        arr: Any = np.ndarray(
-            x._shape,
-            wroot.dtype,
-            buffer=wroot,
-            offset=x._offset * isz,
-            strides=tuple(s * isz for s in x._strides),
+        # Handed out: the borrow freezes it when it ends, so an `arr` that a failed
+        # `fn` leaves in its traceback can no longer write (the owner path's rule).
+        arr = borrow.hand_out(
+            np.ndarray(
+                x._shape,
+                wroot.dtype,
+                buffer=wroot,
+                offset=x._offset * isz,
+                strides=tuple(s * isz for s in x._strides),
+            )
         )
         del wroot
         fn(arr)
     finally:
         arr = None
         borrow.end()
-        x._base = src.read_root()
 
 
 def shares_buffer(a: Any, b: Any) -> bool:
