@@ -13,6 +13,7 @@ copy is a named, counted copy (refused under `forbid_copies`, and with
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -357,7 +358,17 @@ def tile(x: Any, repetitions: Any, /) -> Any:
     """``x`` repeated ``repetitions`` times per axis. Ownership: **computes**."""
     op = "tenferro.tile"
     check_array(x, op)
-    return emit(op, compute(op, lambda a: np.tile(a, tuple(repetitions)), (x,)))
+    items = repetitions if isinstance(repetitions, (tuple, list)) else (repetitions,)
+    try:
+        # Python ints only: iterating a tenferro array here would read (copy) it.
+        reps = tuple(r if isinstance(r, int) else operator.index(r) for r in items)
+    except TypeError:
+        raise ValidationError(
+            op,
+            f"repetitions must be an int or a sequence of ints, got {repetitions!r}",
+            kind="INVALID_ARGUMENT",
+        ) from None
+    return emit(op, compute(op, lambda a: np.tile(a, reps), (x,)))
 
 
 def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
