@@ -18,6 +18,7 @@ from ..copies import check_copy, count_copy
 from ..dtype import promote_types
 from ..errors import (
     BorrowError,
+    DTypeError,
     IndexOutOfRangeError,
     PromotionError,
     ValidationError,
@@ -323,14 +324,16 @@ def iterate(x: Any) -> Iterator[Any]:
     """Views of ``x[0]``, ``x[1]``, ... (each **borrows**)."""
     check_array(x, "tenferro.__iter__")
     if x.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+        raise DTypeError(
+            "tenferro.__iter__", "iteration over a 0-d array", kind="INVALID_TYPE", shape=()
+        )
     return (getitem(x, i) for i in range(x.shape[0]))
 
 
 def length(x: Any) -> int:
     """``len(x)``: the length of the first axis."""
     if x.ndim == 0:
-        raise TypeError("len() of a 0-d array")
+        raise DTypeError("tenferro.__len__", "len() of a 0-d array", kind="INVALID_TYPE", shape=())
     return int(x.shape[0])
 
 

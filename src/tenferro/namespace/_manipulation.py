@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..copies import record_copy
-from ..errors import ValidationError
+from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
@@ -36,8 +36,8 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
     v, base = view_base(x, op)
     try:
         res = fn(base)
-    except (ValueError, IndexError, TypeError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
     if not isinstance(res, np.ndarray):
         res = base[...]  # numpy gives a scalar for some rank-0 results: the same view
     out = view_like(v, base, res, op)
@@ -330,8 +330,10 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
         return emit(
             op, compute(op, lambda *v: np.concatenate(v, axis=axis, dtype=dt.numpy), arrays)
         )
-    except (ValueError, np.exceptions.AxisError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except PASSED_ON:
+        raise
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
 
 
 def stack(arrays: Any, /, *, axis: int = 0) -> Any:
@@ -343,8 +345,10 @@ def stack(arrays: Any, /, *, axis: int = 0) -> Any:
     dt = operand_dtype(arrays, op)
     try:
         return emit(op, compute(op, lambda *v: np.stack(v, axis=axis, dtype=dt.numpy), arrays))
-    except (ValueError, np.exceptions.AxisError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except PASSED_ON:
+        raise
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
 
 
 def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
