@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .copies import NotCopyable
 from .dtype import as_numpy_dtype
 from .errors import BorrowError, DTypeError, ValidationError
 from .storage.host import HostBuffer
@@ -16,10 +17,13 @@ from .storage.host import HostBuffer
 __all__ = ["ExclusiveBorrow", "HostReadGuard", "HostWriteGuard"]
 
 
-class HostReadGuard:
+class HostReadGuard(NotCopyable):
     """A shared borrow of a tensor's elements; ``.array`` is read-only, column-major.
 
     Usable directly or as a context manager; leaving the block releases the alias.
+    Pickling or copying it is refused (`NotCopyableError`): a pickle would be an
+    uncounted copy of the elements (even under ``forbid_copies()``), a copy a
+    second guard over the same alias.
     """
 
     __slots__ = ("_array",)
@@ -124,7 +128,7 @@ class ExclusiveBorrow:
             self.end()
 
 
-class HostWriteGuard:
+class HostWriteGuard(NotCopyable):
     """An exclusive borrow; ``.array`` is writable, column-major, until the block ends."""
 
     __slots__ = ("_array", "_borrow")
