@@ -216,7 +216,10 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
     for x in operands:
         check_array(x, op, "operand")
     arrays = _promoted(operands, op) if len(operands) > 1 else operands
-    return default_engine().einsum(subscripts, *arrays)
+    if optimize is None:
+        return default_engine().einsum(subscripts, *arrays)
+    # An explicit path or strategy is checked (and refused) as `CpuEngine.einsum` does.
+    return default_engine().einsum(subscripts, *arrays, optimize=optimize)
 
 
 def dot(a: Any, b: Any, /) -> Any:
@@ -233,6 +236,8 @@ def dot(a: Any, b: Any, /) -> Any:
 def outer(a: Any, b: Any, /) -> Result:
     """The outer product of two vectors (flattened). Ownership: **computes**."""
     op = "tenferro.outer"
+    check_array(a, op, "a")
+    check_array(b, op, "b")
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.outer, (p, q)))
 
@@ -240,6 +245,8 @@ def outer(a: Any, b: Any, /) -> Result:
 def kron(a: Any, b: Any, /) -> Result:
     """The Kronecker product. Ownership: **computes** a pooled output."""
     op = "tenferro.kron"
+    check_array(a, op, "a")
+    check_array(b, op, "b")
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.kron, (p, q)))
 

@@ -178,6 +178,7 @@ def run_binary(engine: Any, rec: Binary, a: Tensor, b: Tensor, blas_types: Any) 
         except BaseException:
             # Dropped, never pooled: the traceback keeps this frame's writable
             # `owner` (EngineBase._run).
+            engine._pool.forget(owner)  # never back: stop counting it live
             del flat, owner
             raise
         return _pooled(rec.out_shape, dt, owner, flat, engine._recycler)
