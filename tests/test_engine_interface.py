@@ -271,6 +271,12 @@ ENGINE_PRIVATE = {
     "_threads",
     "_domain",
 }
+#: The same names on objects that are not engines, with the reason each is allowed.
+NOT_ENGINES = {
+    # Dask's coroutine behind Client.run, the only one that takes callback_timeout
+    # (a stopped worker must not block `contract` past its timeout).
+    ("distributed/_contract.py", "client._run"),
+}
 #: A view's descriptor fields, which only view.py (and the engine interface) may write.
 VIEW_FIELDS = {"_shape", "_strides", "_offset", "_base", "_source", "_dtype"}
 
@@ -280,7 +286,11 @@ def test_modules_above_the_engine_use_only_its_interface() -> None:
         if rel.startswith(("engine/", "storage/")):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in ENGINE_PRIVATE:
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ENGINE_PRIVATE
+                and (rel, ast.unparse(node)) not in NOT_ENGINES
+            ):
                 raise AssertionError(f"{rel}: {ast.unparse(node)} (use engine.interface)")
 
 

@@ -340,16 +340,14 @@ def iterate(x: Any) -> Iterator[Any]:
     """Views of ``x[0]``, ``x[1]``, ... (each **borrows**)."""
     check_array(x, "tenferro.__iter__")
     if x.ndim == 0:
-        raise DTypeError(
-            "tenferro.__iter__", "iteration over a 0-d array", kind="INVALID_TYPE", shape=()
-        )
+        raise DTypeError("tenferro.__iter__", "iteration over a 0-d array", kind="INVALID_TYPE")
     return (getitem(x, i) for i in range(x.shape[0]))
 
 
 def length(x: Any) -> int:
     """``len(x)``: the length of the first axis."""
     if x.ndim == 0:
-        raise DTypeError("tenferro.__len__", "len() of a 0-d array", kind="INVALID_TYPE", shape=())
+        raise DTypeError("tenferro.__len__", "len() of a 0-d array", kind="INVALID_TYPE")
     return int(x.shape[0])
 
 

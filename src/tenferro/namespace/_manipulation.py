@@ -57,6 +57,13 @@ def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
         ndim = x.ndim
     permute = _PERMS.get(axes, ndim)
     if permute is None:
+        if not isinstance(axes, (tuple, list)):
+            raise ValidationError(
+                op,
+                f"axes must be a tuple of ints (a permutation of range({ndim})), "
+                f"got {type(axes).__name__}",
+                kind="INVALID_AXIS",
+            )
         if len(axes) != ndim or sorted(normalize_axis(a, ndim, op) for a in axes) != list(
             range(ndim)
         ):

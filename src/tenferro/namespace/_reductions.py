@@ -271,6 +271,7 @@ def _check_not_empty(x: Any, axis: Any, op: str) -> None:
                 f"an empty array (shape {shape}) has no element to point at along "
                 f"{'its axes' if axis is None else f'axis {axis}'}",
                 kind="EMPTY_REDUCTION",
+                axes=None if axis is None else (axis,),
                 shape=shape,
             )
 
