@@ -74,6 +74,7 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
     cdef object st = t._st
     cdef object fa, owner, flat
     cdef Py_ssize_t n
+    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(st)
     try:
         if st.exclusive is not None:
@@ -102,6 +103,7 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
     cdef tuple pin = (sa, sb)
     cdef object fa, owner, flat
     cdef Py_ssize_t n
+    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(pin)
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
@@ -128,6 +130,7 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
     cdef object st = t._st
     cdef object fa, owner, flat
     cdef Py_ssize_t n
+    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(st)
     try:
         if st.exclusive is not None:
@@ -160,6 +163,7 @@ cpdef object shaped(
     axis reductions, transposes)."""
     cdef object st = t._st
     cdef object fa, owner, flat
+    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(st)
     try:
         fa = st.flat
@@ -188,6 +192,7 @@ cpdef object shaped2(
     cdef object sb = b._st
     cdef tuple pin = (sa, sb)
     cdef object owner, flat
+    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(pin)
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
