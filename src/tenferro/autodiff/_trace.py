@@ -445,11 +445,7 @@ def dispatch(
     kw = {k: strip(v) for k, v in kwargs.items()} if kwargs else kwargs
     # Only one trace among the arguments (the usual first-order case): run the
     # function itself rather than dispatching again on plain arrays.
-    out = (
-        dispatch(name, fn, tuple(inner), kw)
-        if _top_level(inner, kw)
-        else fn(*inner, **kw)
-    )
+    out = dispatch(name, fn, tuple(inner), kw) if _top_level(inner, kw) else fn(*inner, **kw)
     bwd, keep = rule(out, *inner, **kw)
     return record(top, args, out, bwd, keep)
 
