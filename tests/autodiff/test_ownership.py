@@ -110,3 +110,27 @@ def test_second_order_traces_also_die() -> None:
     assert all(r() is None for r in seen)
     x = np.linspace(0.0, 1.0, 4)
     np.testing.assert_allclose(tfr.to_numpy(h[0]), np.exp(x) * (x + 2))
+
+
+@pytest.mark.parametrize(
+    "reshaping",
+    [
+        lambda y: tfr.reshape(y, (6,)),
+        lambda y: tfr.expand_dims(y, axis=0),
+        lambda y: tfr.squeeze(tfr.reshape(y, (1, 6)), axis=0),
+    ],
+)
+def test_a_reshape_in_the_trace_does_not_keep_its_input_alive(reshaping: Any) -> None:
+    # Its backward needs only the input's shape; holding the input would keep an
+    # intermediate's pooled buffer alive until the pullback is dropped.
+    held: list[Any] = []
+
+    def f(x: Any) -> Any:
+        y = x * 2.0  # keeps x and the constant, not y
+        held.append(weakref.ref(y.primal))
+        return tfr.sum(reshaping(y))
+
+    _value, pullback = ad.vjp(f, tfr.ones((2, 3)))
+    assert held[0]() is None
+    (g,) = pullback(tfr.asarray(1.0))
+    np.testing.assert_allclose(np.asarray(g.to_numpy()), np.full((2, 3), 2.0))

@@ -135,6 +135,8 @@ def fit(ct: Any, x: Any) -> Any:
     if ct is None or not hasattr(x, "shape"):
         return None
     shape = tuple(x.shape)
+    if ct.dtype == x.dtype and tuple(ct.shape) == shape:
+        return ct  # the common case: nothing to sum or cast
     if tuple(ct.shape) != shape:
         lead = ct.ndim - len(shape)
         if lead > 0:
@@ -494,12 +496,17 @@ COMPOSITES.update({"mean": _mean, "var": _var, "std": _std})
 
 
 # ---------------------------------------------------------------------------- manipulation
+# The reshaping rules keep only the input's shape, not the input: a closure over
+# ``x`` would keep an intermediate (and its pooled buffer) alive for the whole trace.
 def _reshape(out: Any, x: Any, /, shape: Any, *, copy: Any = None) -> Any:
-    return (lambda ct, needs: (tfr.reshape(ct, tuple(x.shape)), None)), ()
+    x_shape = tuple(x.shape)
+    return (lambda ct, needs: (tfr.reshape(ct, x_shape), None)), ()
 
 
 def _same_shape(out: Any, x: Any, /, *args: Any, **kwargs: Any) -> Any:
-    return (lambda ct, needs: (tfr.reshape(ct, tuple(x.shape)),) + (None,) * len(args)), ()
+    x_shape = tuple(x.shape)
+    rest = (None,) * len(args)
+    return (lambda ct, needs: (tfr.reshape(ct, x_shape), *rest)), ()
 
 
 def _permute_dims(out: Any, x: Any, /, axes: Any) -> Any:
@@ -599,7 +606,8 @@ def _unstack(out: Any, x: Any, /, *, axis: int = 0) -> Any:
 
 
 def _squeeze_or_expand(out: Any, x: Any, /, axis: Any = 0) -> Any:
-    return (lambda ct, needs: (tfr.reshape(ct, tuple(x.shape)),)), ()
+    x_shape = tuple(x.shape)
+    return (lambda ct, needs: (tfr.reshape(ct, x_shape),)), ()
 
 
 RULES.update(

@@ -362,7 +362,17 @@ def record(
     # Each borrow is kept beside its array, (array, guard): a tuple releases its items
     # last to first, so the borrow ends before the array can go back to the pool
     # (a buffer released while still borrowed is refused by the pool, not recycled).
-    guards = [(k, g) for k, g in ((k, _guard(k)) for k in keep) if g is not None]
+    # One borrow per distinct array (``einsum("...", a, a)`` keeps ``a`` twice).
+    guards = []
+    if keep:
+        seen: set[int] = set()
+        for k in keep:
+            if id(k) in seen:
+                continue
+            seen.add(id(k))
+            g = _guard(k)
+            if g is not None:
+                guards.append((k, g))
     node = Node(bwd, parents, len(outs), tuple(needs), guards, multi)
     wrapped = [Tracer(o, level, node, k) if _is_diff_array(o) else o for k, o in enumerate(outs)]
     if not multi:
@@ -432,8 +442,10 @@ def dispatch(
         else _unwrap(a, top)
         for a in args
     ]
-    kw = {k: strip(v) for k, v in kwargs.items()}
-    out = dispatch(name, fn, tuple(inner), kw)
+    kw = {k: strip(v) for k, v in kwargs.items()} if kwargs else kwargs
+    # Only one trace among the arguments (the usual first-order case): run the
+    # function itself rather than dispatching again on plain arrays.
+    out = dispatch(name, fn, tuple(inner), kw) if _top_level(inner, kw) else fn(*inner, **kw)
     bwd, keep = rule(out, *inner, **kw)
     return record(top, args, out, bwd, keep)
 
