@@ -56,7 +56,9 @@ cpdef object pooled(tuple shape, object dtype, object owner, object flat, object
     return t
 
 
-cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n):
+cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept=False):
+    if kept:
+        return eng._pool.acquire(np_dtype, n, True)
     return eng._pool.acquire(np_dtype, n)
 
 
@@ -167,11 +169,12 @@ cpdef object shaped(
 
 cpdef object shaped2(
     object kernel, object a, object b, tuple out_shape, Py_ssize_t n_out, object out_dt,
-    object eng, object arg
+    object eng, object arg, bint kept=False
 ):
     """``kernel(a.flat, b.flat, out_flat, arg)`` into a pooled output of ``out_shape``, or
     None when either buffer is exclusively borrowed. For two-operand hot paths whose
-    output is not the operands' shape (2-D matmul, small contractions)."""
+    output is not the operands' shape (2-D matmul, small contractions). ``kept``: the
+    output is a result its caller keeps (`BufferPool.acquire`'s best-fit hint)."""
     cdef object sa = a._st
     cdef object sb = b._st
     cdef tuple pin = (sa, sb)
@@ -180,7 +183,7 @@ cpdef object shaped2(
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        owner = _acquire(eng, out_dt.numpy, n_out)
+        owner = _acquire(eng, out_dt.numpy, n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -190,3 +193,46 @@ cpdef object shaped2(
         raise
     finally:
         _reading.remove(pin)
+
+
+cpdef object shapedn(
+    object kernel, tuple ts, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object arg
+):
+    """``kernel(flats, out_flat, arg)`` (``flats``: a tuple of the operands' flat arrays)
+    into a pooled output of ``out_shape``, or None when any buffer is exclusively
+    borrowed. For hot paths of three or more operands (fused expressions)."""
+    cdef tuple pin = tuple([t._st for t in ts])
+    cdef object st, owner, flat
+    _reading.append(pin)
+    try:
+        for st in pin:
+            if st.exclusive is not None:
+                return None
+        owner = _acquire(eng, out_dt.numpy, n_out)
+        flat = owner if len(owner) == n_out else owner[:n_out]
+        kernel(tuple([st.flat for st in pin]), flat, arg)
+        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        for st in pin:
+            st.failed_read = True
+        raise
+    finally:
+        _reading.remove(pin)
+
+
+cpdef object pinned(object body, object st, tuple args):
+    """``body(*args)`` while ``st`` is pinned, or None (``body`` not called) when ``st``
+    is exclusively borrowed. For the hot paths that read an operand without one pooled
+    output of their own (a scalar's value, LAPACK bodies that take their own outputs):
+    the same pin, writer check, failure mark and unpin as the functions above."""
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        return body(*args)
+    except BaseException:
+        st.failed_read = True
+        raise
+    finally:
+        _reading.remove(st)

@@ -13,7 +13,8 @@ checks it):
 * `view_of`: a view of an owner's buffer with a given layout (borrows);
 * `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
 * `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
-* `unary`, `binary`, `scalar`: the compiled per-operation protocol (`_core`).
+* `unary`, `binary`, `scalar`, `pinned`: the compiled per-operation protocol
+  (`_core`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..storage.host import HostBuffer, shared_refusal
 from ..tensor import Tensor
 from ..view import TensorView
 from . import cpu as _cpu
-from ._core import binary, scalar, unary
+from ._core import binary, pinned, scalar, unary
 from .cpu import CpuEngine, default_engine
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "current",
     "full_reduction",
     "output",
+    "pinned",
     "run",
     "scalar",
     "unary",

@@ -16,11 +16,10 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, promote_types
-from ..engine.interface import view_of
+from ..engine.interface import pinned, view_of
 from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
-from ..storage.host import reading as _reading
 from ..tensor import Tensor
 from ._adapter import (
     ARRAY_TYPES,
@@ -355,13 +354,11 @@ def scalar_value(x: Any, name: str) -> Any:
         st = x._st
         # INVARIANT: a plain host tensor's flat array holds exactly its elements.
         if st.__class__ is HostBuffer and len(st.flat) == 1:
-            # Pin, THEN check for a writer (see HostBuffer.pin).
-            _reading.append(st)
-            try:
-                if st.exclusive is None:
-                    return st.flat[0].item()
-            finally:
-                _reading.remove(st)
+            # The per-operation protocol, compiled (engine/_core.pyx): pin, check for
+            # a writer (None: the general path refuses it), read, unpin.
+            value = pinned(_item, st, (st.flat,))
+            if value is not None:
+                return value
     op = f"Tensor.{name}"
     check_array(x, op)
     n = x.size
@@ -374,6 +371,11 @@ def scalar_value(x: Any, name: str) -> Any:
             size=n,
         )
     return compute(op, lambda a: a.reshape(-1)[0].item(), (x,))
+
+
+def _item(flat: Any) -> Any:
+    """The first element of ``flat`` as a Python scalar (never None)."""
+    return flat[0].item()
 
 
 def index_value(x: Any) -> int:
