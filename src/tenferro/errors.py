@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = [
+    "NUMPY_REFUSALS",
+    "PASSED_ON",
     "AccessError",
     "AccessKind",
     "BorrowError",
@@ -67,6 +69,7 @@ __all__ = [
     "ValidationError",
     "ValidationKind",
     "not_copyable",
+    "numpy_refusal",
 ]
 
 
@@ -174,6 +177,7 @@ class DTypeKind(Kind):
     """The kinds of `DTypeError`."""
 
     DTYPE_MISMATCH = "DTYPE_MISMATCH"
+    INVALID_TYPE = "INVALID_TYPE"
     SCALAR_DTYPE = "SCALAR_DTYPE", "dtype", "scalar"
     UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
 
@@ -191,8 +195,11 @@ class RuntimeStateKind(Kind):
     NO_WORKERS = "NO_WORKERS"
     PROVIDER = "PROVIDER"
     RUNTIME_STATE = "RUNTIME_STATE"
+    SCHEDULER_LOST = "SCHEDULER_LOST"
     SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED", "service"
+    TIMEOUT = "TIMEOUT"
     UNSUPPORTED_PLATFORM = "UNSUPPORTED_PLATFORM"
+    WORKERS_LOST = "WORKERS_LOST"
 
 
 class HostAccessKind(Kind):
@@ -520,3 +527,78 @@ class LinAlgError(TenferroError, np.linalg.LinAlgError):
 
     kinds: ClassVar[type[Kind]] = LinAlgKind
     default_kind: ClassVar[str] = LinAlgKind.LINALG
+
+
+# ---------------------------------------------------------------------- numpy
+#: What numpy raises for input it refuses (RecursionError: an object whose
+#: ``__array__`` or ``__array_ufunc__`` keeps handing numpy back to itself).
+NUMPY_REFUSALS = (
+    ValueError,
+    TypeError,
+    IndexError,
+    MemoryError,
+    RecursionError,
+    KeyError,
+    OverflowError,
+)
+
+#: Errors among those that are already what the caller should see: ours, and a
+#: failed factorisation (numpy's LinAlgError is a ValueError; callers catch it).
+PASSED_ON = (TenferroError, np.linalg.LinAlgError)
+
+# numpy's words for a result it cannot allocate or even describe.
+_TOO_BIG = (
+    "array is too big",
+    "maximum allowed dimension exceeded",
+    "unable to allocate",
+    "too large",
+    "out of bounds for int",
+)
+
+
+def numpy_refusal(op: str, exc: BaseException) -> TenferroError:
+    """The typed error for numpy's refusal ``exc`` inside operation ``op``."""
+    if isinstance(exc, TenferroError):
+        return exc
+    msg = str(exc)
+    low = msg.lower()
+    why = f"{type(exc).__name__}: {msg}"
+    if isinstance(exc, MemoryError) or (
+        isinstance(exc, ValueError) and any(s in low for s in _TOO_BIG)
+    ):
+        return OutOfMemoryError(
+            op,
+            f"the result cannot be allocated ({why}); ask for a smaller result or work "
+            "on smaller pieces",
+        )
+    if "negative integer powers" in low:
+        return ValidationError(
+            op,
+            "an integer array cannot be raised to a negative integer power; convert it "
+            "to a float dtype first",
+            kind="NEGATIVE_INTEGER_POWER",
+        )
+    if isinstance(exc, np.exceptions.AxisError):
+        return IndexOutOfRangeError(
+            op, f"{msg}; an axis must lie in [-ndim, ndim)", kind="INVALID_AXIS"
+        )
+    if isinstance(exc, IndexError):
+        return IndexOutOfRangeError(op, f"{why}; check the index", kind="INVALID_INDEX")
+    if isinstance(exc, TypeError):
+        if "not supported for the input types" in low:
+            return DTypeError(
+                op,
+                f"the operands' dtypes are not supported here ({why}); convert them first",
+                kind="UNSUPPORTED_DTYPE",
+            )
+        return DTypeError(
+            op, f"an argument has a type this operation does not take ({why})", kind="INVALID_TYPE"
+        )
+    if isinstance(exc, RecursionError):
+        return ValidationError(
+            op,
+            "an argument refers back to itself without end (for instance a tenferro array "
+            "as numpy's where= or out=); pass plain values or numpy arrays",
+            kind="INVALID_ARGUMENT",
+        )
+    return ValidationError(op, f"invalid argument ({why})", kind="INVALID_ARGUMENT")

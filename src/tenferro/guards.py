@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .copies import NotCopyable
 from .dtype import as_numpy_dtype
 from .errors import BorrowError, DTypeError, ValidationError
 from .storage.host import HostBuffer
@@ -16,10 +17,13 @@ from .storage.host import HostBuffer
 __all__ = ["ExclusiveBorrow", "HostReadGuard", "HostWriteGuard"]
 
 
-class HostReadGuard:
+class HostReadGuard(NotCopyable):
     """A shared borrow of a tensor's elements; ``.array`` is read-only, column-major.
 
     Usable directly or as a context manager; leaving the block releases the alias.
+    Pickling or copying it is refused (`NotCopyableError`): a pickle would be an
+    uncounted copy of the elements (even under ``forbid_copies()``), a copy a
+    second guard over the same alias.
     """
 
     __slots__ = ("_array",)
@@ -72,11 +76,14 @@ class ExclusiveBorrow:
 
     __slots__ = ("_buffer", "_handed", "_prune_at", "_wroot", "op")
 
-    def __init__(self, buffer: HostBuffer, op: str, own_pins: int = 0) -> None:
+    def __init__(
+        self, buffer: HostBuffer, op: str, own_pins: int = 0, own_aliases: int = 0
+    ) -> None:
         self._buffer = buffer
         self.op = op
-        # own_pins: engine reads of this buffer held by the borrower itself.
-        self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op, own_pins)
+        # own_pins / own_aliases: engine reads of this buffer, and counted aliases of
+        # it, held by the borrower itself (see HostBuffer.begin_exclusive).
+        self._wroot: np.ndarray[Any, Any] | None = buffer.begin_exclusive(op, own_pins, own_aliases)
         self._handed: list[weakref.ref[np.ndarray[Any, Any]]] = []
         self._prune_at = 64
 
@@ -121,7 +128,7 @@ class ExclusiveBorrow:
             self.end()
 
 
-class HostWriteGuard:
+class HostWriteGuard(NotCopyable):
     """An exclusive borrow; ``.array`` is writable, column-major, until the block ends."""
 
     __slots__ = ("_array", "_borrow")

@@ -17,7 +17,14 @@ from ._array_methods import ArrayMethods
 from .alloc import host_empty
 from .copies import NotCopyable, check_copy, count_copy
 from .dtype import DType, scalar_as_dtype, scalar_kind, show_scalar
-from .errors import BorrowError, DTypeError, ValidationError
+from .errors import (
+    NUMPY_REFUSALS,
+    PASSED_ON,
+    BorrowError,
+    DTypeError,
+    ValidationError,
+    numpy_refusal,
+)
 from .guards import ExclusiveBorrow, _array_protocol
 from .layout import (
     col_major_strides,
@@ -408,9 +415,10 @@ class TensorView(_ViewBase):
         """Call ``fn(arr)`` with a writable array of this view's elements under an
         exclusive borrow of its buffer (the namespace's writes through a view).
 
-        The view gives up its own shared alias for the write, borrows the buffer
-        exclusively (refused while any *other* alias is alive) and takes its alias
-        back afterwards. The array must not outlive ``fn``.
+        The view keeps its own shared alias (counted as the writer's own) and
+        borrows the buffer exclusively, refused while any *other* alias is alive.
+        The array is frozen when the borrow ends, so one that outlives ``fn`` (in
+        a traceback) can no longer write.
         """
         if 0 in self._strides and shape_size(self._shape) > 1:
             raise BorrowError(
@@ -427,33 +435,37 @@ class TensorView(_ViewBase):
                 "tensor itself (map_write) instead",
                 kind="UNSUPPORTED",
             )
-        # INVARIANT: every view holds the buffer's one root, so dropping ours removes
-        # exactly this view's alias from the count; it is restored from the buffer.
-        self._base = None  # type: ignore[assignment]
-        try:
-            borrow = ExclusiveBorrow(src, op)
-        except BaseException:
-            self._base = src.read_root()
-            raise
+        # INVARIANT: the view keeps its state for the whole write. Other threads may
+        # read it or derive views from it meanwhile (a derived view holds the root, so
+        # it is a counted alias from the moment it exists), so the view must never be
+        # half-changed: it does not give up its alias; the borrow is told that one
+        # alias, the root this view holds (every view holds the buffer's one root,
+        # never a view of it), is the writer's own. Every other live alias refuses the
+        # write, and a reader racing with it is refused by the `exclusive` flag.
+        own = 1 if self._base is src.read_root() else 0
+        borrow = ExclusiveBorrow(src, op, own_aliases=own)
         arr: Any = None
         try:
             wroot = borrow.root(op)
             if wroot.dtype != self._dtype.numpy:
                 wroot = wroot.view(self._dtype.numpy)
             isz = wroot.itemsize
-            arr = np.ndarray(
-                self._shape,
-                wroot.dtype,
-                buffer=wroot,
-                offset=self._offset * isz,
-                strides=tuple(s * isz for s in self._strides),
+            # Handed out: the borrow freezes it when it ends, so an `arr` that a failed
+            # `fn` leaves in its traceback can no longer write (the owner path's rule).
+            arr = borrow.hand_out(
+                np.ndarray(
+                    self._shape,
+                    wroot.dtype,
+                    buffer=wroot,
+                    offset=self._offset * isz,
+                    strides=tuple(s * isz for s in self._strides),
+                )
             )
             del wroot
             fn(arr)
         finally:
             arr = None
             borrow.end()
-            self._base = src.read_root()
 
     def to_numpy(self) -> np.ndarray[Any, Any]:
         """The strided numpy view: read-only, zero copy."""
@@ -695,8 +707,13 @@ def ufunc_on_borrows(
                 )
     # Shared borrows, alive only for this call: numpy reads the elements in place.
     arrays = [np.asarray(x) if isinstance(x, readable) else x for x in inputs]
+    # where= (any keyword but out=) a tensor is read the same way: handed to numpy
+    # as it is, numpy would call back into this function for it without end.
+    kw = {k: np.asarray(v) if isinstance(v, readable) else v for k, v in kwargs.items()}
     try:
-        return getattr(ufunc, method)(*arrays, **kwargs)
-    except BaseException:
-        del arrays  # a traceback must not keep the borrows alive
-        raise
+        return getattr(ufunc, method)(*arrays, **kw)
+    except BaseException as exc:
+        del arrays, kw  # a traceback must not keep the borrows alive
+        if isinstance(exc, PASSED_ON) or not isinstance(exc, NUMPY_REFUSALS):
+            raise
+        raise numpy_refusal(f"numpy.{ufunc.__name__}", exc) from None

@@ -128,10 +128,15 @@ def test_pinv_with_a_complex_stack_and_a_broadcast_rtol_matches_numpy(rng: Any) 
     np.testing.assert_allclose(np.asarray(p), np.linalg.pinv(x, rcond=0.1), atol=1e-12)
 
 
-@pytest.mark.parametrize("rtol", [np.array([0.1, 0.2]), "0.1", True])
-def test_pinv_refuses_an_rtol_that_is_neither_a_number_nor_a_tenferro_array(
-    rng: Any, rtol: Any
-) -> None:
+def test_pinv_borrows_a_numpy_rtol_like_a_tenferro_one(rng: Any) -> None:
+    x = rng.standard_normal((3, 4, 4))
+    rtol = np.array([1e-3, 0.5, 0.9])
+    p = la.pinv(tfr.asarray(x), rtol=rtol)
+    np.testing.assert_allclose(np.asarray(p), np.linalg.pinv(x, rcond=rtol), atol=1e-12)
+
+
+@pytest.mark.parametrize("rtol", ["0.1", True])
+def test_pinv_refuses_an_rtol_that_is_neither_a_number_nor_an_array(rng: Any, rtol: Any) -> None:
     with pytest.raises(tfr.ValidationError, match=r"linalg\.pinv.*rtol"):
         la.pinv(tensor(rng.standard_normal((2, 2))), rtol=rtol)
 
@@ -194,9 +199,17 @@ def test_functions_run_on_the_engine_chosen_with_with(rng: Any) -> None:
     assert eng.buffer_pool_cache_stats().misses > 0
 
 
-def test_non_tensor_input_is_a_typed_error() -> None:
-    with pytest.raises(tfr.ValidationError, match="from_numpy"):
-        la.svd(np.eye(2))
+def test_a_numpy_operand_is_borrowed_and_gives_a_tenferro_result() -> None:
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    s = la.svdvals(a)
+    assert isinstance(s, (tfr.Tensor, tfr.TensorView))
+    np.testing.assert_allclose(np.asarray(s), np.linalg.svd(a, compute_uv=False))
+    assert a.flags.writeable  # borrowed for the call, not adopted (frozen)
+
+
+def test_non_array_input_is_a_typed_error() -> None:
+    with pytest.raises(tfr.ValidationError):
+        la.svd("not an array")
 
 
 def test_eig_and_lq_are_available(rng: Any) -> None:

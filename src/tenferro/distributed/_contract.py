@@ -26,6 +26,13 @@ _TRANSPORTS = ("auto", "scatter", "shared_memory")
 #: Slice groups per worker thread: enough to even out the load (and to lose little
 #: when a worker dies), few enough that task overhead stays small.
 _GROUPS_PER_THREAD = 4
+#: `contract`'s default ``timeout`` (seconds): an hour. A stopped or hung worker
+#: must not block the caller forever; a contraction that needs longer passes more
+#: (or None, no limit).
+DEFAULT_TIMEOUT_S = 3600.0
+#: How long a failed contraction waits for the workers to forget its operands (a
+#: stopped worker never answers; the others have by then).
+_FORGET_TIMEOUT_S = 5.0
 
 
 def sliced_tree(eq: str, *operands: Tensor, memory_budget: int, optimize: Any = "greedy") -> Any:
@@ -48,6 +55,7 @@ def contract(
     progress: bool = True,
     return_report: bool = False,
     transport: str = "auto",
+    timeout: float | None = DEFAULT_TIMEOUT_S,
 ) -> Any:
     """``einsum(eq, *operands)`` as a sum of slices, each within ``memory_budget`` bytes.
 
@@ -71,6 +79,14 @@ def contract(
     budget no slicing meets: kind ``BUDGET_UNREACHABLE``) or `RuntimeStateError`
     (a closed client or one without workers) before anything is sent.
 
+    On a cluster, ``timeout`` (seconds, default `DEFAULT_TIMEOUT_S` = one hour;
+    None: no limit) bounds the whole call: past it, the contraction's tasks are
+    cancelled and `RuntimeStateError` kind ``TIMEOUT`` is raised (a stopped or
+    hung worker cannot block the caller forever). Losing every worker that held
+    the operands (kind ``WORKERS_LOST``) or the scheduler (``SCHEDULER_LOST``)
+    mid-contraction also raises `RuntimeStateError`, saying what happened;
+    losing some workers does not (their slices run again elsewhere).
+
     >>> import numpy as np, tenferro as tfr
     >>> from tenferro.distributed import contract
     >>> ring = [tfr.from_numpy(np.full((16, 16), 0.5, order="F")) for _ in range(4)]
@@ -80,6 +96,14 @@ def contract(
     (4096.0, 16, True)
     """
     start_time = time.perf_counter()
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValidationError(
+            _OP,
+            f"timeout must be a positive number of seconds or None, got {timeout!r}",
+            kind="INVALID_ARGUMENT",
+        )
     if transport not in _TRANSPORTS:
         raise ValidationError(
             _OP,
@@ -107,7 +131,7 @@ def contract(
         )
     else:
         result, report = _contract_on(
-            client, plan, operands, progress, transport, memory_budget, start_time
+            client, plan, operands, progress, transport, memory_budget, start_time, timeout
         )
     del tree
     return (result, report) if return_report else result
@@ -210,6 +234,33 @@ def _check_client(client: Any) -> dict[str, int]:
     return workers
 
 
+def _cluster_failure(client: Any, exc: BaseException, timeout: float | None) -> RuntimeStateError:
+    """The typed error for a contraction the cluster could not finish (``exc``: Dask's)."""
+    if isinstance(exc, TimeoutError):
+        return RuntimeStateError(
+            _OP,
+            f"the contraction did not finish within timeout={timeout} s (a stopped, hung or "
+            "overloaded worker?); its tasks were cancelled. Check the cluster, or pass a "
+            "larger timeout (None: no limit)",
+            kind="TIMEOUT",
+        )
+    why = f"{type(exc).__name__}: {exc}"
+    if getattr(client, "status", None) != "running":
+        return RuntimeStateError(
+            _OP,
+            f"the Dask scheduler went away during the contraction ({why}); the partial "
+            "results are lost. Restart the cluster and call contract again",
+            kind="SCHEDULER_LOST",
+        )
+    return RuntimeStateError(
+        _OP,
+        f"the Dask workers holding the operands or partial sums died during the "
+        f"contraction ({why}); with every copy of that data gone, nothing could be "
+        "resumed. Check the workers (memory limits, crashes) and call contract again",
+        kind="WORKERS_LOST",
+    )
+
+
 def _contract_on(
     client: Any,
     plan: SlicePlan,
@@ -218,18 +269,38 @@ def _contract_on(
     transport: str,
     memory_budget: int,
     start_time: float,
+    timeout: float | None,
 ) -> tuple[Tensor, ContractionReport]:
-    from distributed import as_completed
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker, as_completed
 
     from . import _worker as w
+
+    deadline = None if timeout is None else start_time + timeout
+
+    def left() -> float | None:
+        """Seconds left before the deadline (None: no limit); a timeout once it passed."""
+        if deadline is None:
+            return None
+        rest = deadline - time.perf_counter()
+        if rest <= 0:
+            raise TimeoutError
+        return rest
+
+    def run(fn: Any, *args: Any) -> Any:
+        # client.run, bounded by the deadline (a stopped worker never answers).
+        return client.sync(client._run, fn, *args, on_error="return", callback_timeout=left())
 
     workers = _check_client(client)
     if not client.run_on_scheduler(w.has_plugin):
         client.register_plugin(w.EnginePlugin(), name=w.PLUGIN_NAME)
     if transport == "auto":
         here = w.host_identity()
-        hosts = client.run(w.host_identity)
-        same = all(tuple(h) == here for h in hosts.values()) and os.path.isdir("/dev/shm")
+        hosts = run(w.host_identity)
+        same = all(
+            isinstance(h, (tuple, list)) and tuple(h) == here for h in hosts.values()
+        ) and os.path.isdir("/dev/shm")
         transport = "shared_memory" if same else "scatter"
     cid = uuid.uuid4().hex
     threads = sum(workers.values())
@@ -237,6 +308,7 @@ def _contract_on(
     shared: list[Tensor] = []
     futures: list[Any] = []
     stats: dict[str, Any] | None = None
+    failure: BaseException | None = None
     try:
         if transport == "shared_memory":
             domain = SharedMemoryDomain()
@@ -250,7 +322,9 @@ def _contract_on(
             payloads = [w.OperandPayload(cid, t.to_numpy(copy=True)) for t in operands]
         sent = sum(p.nbytes for p in payloads) * len(workers)
         # One broadcast for the plan and every operand: one round trip.
-        *payload_futs, plan_fut = client.scatter([*payloads, plan], broadcast=True, hash=False)
+        *payload_futs, plan_fut = client.scatter(
+            [*payloads, plan], broadcast=True, hash=False, timeout=left()
+        )
         futures.extend(payload_futs)
         futures.append(plan_fut)
         parts = [
@@ -278,20 +352,35 @@ def _contract_on(
             layer = nxt
             level += 1
         with _progress_bar(progress, plan.nslices) as advance:
-            for done in as_completed(parts):  # type: ignore[no-untyped-call]
+            for done in as_completed(parts, timeout=left()):  # type: ignore[no-untyped-call]
                 advance(sizes[done.key])
-        total = layer[0].result()
-        stats = client.run(w.collect_stats, cid, on_error="return")
+        total = layer[0].result(timeout=left())
+        stats = run(w.collect_stats, cid)
+    except (CancelledError, KilledWorker, OSError) as exc:
+        # The cluster's failures (OSError: TimeoutError and lost connections); a
+        # task's own error (a refusal on a worker) propagates as it is.
+        failure = exc
     finally:
+        if stats is None and client.status == "running":
+            # A failed contraction: cancel what still runs and make the workers forget
+            # its operands now, without waiting for any of them (one may be stopped).
+            with suppress(Exception):
+                client.cancel(futures, force=True)
+            with suppress(Exception):
+                client.sync(
+                    client._run,
+                    w.collect_stats,
+                    cid,
+                    on_error="return",
+                    callback_timeout=_FORGET_TIMEOUT_S,
+                )
         for f in futures:
             f.release()
-        if stats is None and client.status == "running":
-            # A failed contraction: still make the workers forget its operands now.
-            with suppress(Exception):
-                client.run(w.collect_stats, cid, on_error="return")
         segments = tuple(s.share_handle().name for s in shared)
         # Dropping the owner's tensors removes the segments (workers only read them).
         del shared[:]
+    if failure is not None:
+        raise _cluster_failure(client, failure, timeout) from failure
     # INVARIANT: reaching here means the try block finished, so stats were collected.
     assert stats is not None
     workers_report = tuple(

@@ -29,6 +29,7 @@ from ..guards import ExclusiveBorrow
 from ..layout import shape_size
 from ..storage import host as _host
 from ..storage.host import HostBuffer
+from ..storage.recycler import never_pool
 from ..tensor import Tensor, _pooled
 from ..view import _ViewBase
 from .pool import BufferPool
@@ -342,6 +343,7 @@ class EngineBase:
                 # traceback keeps the kernel's frames, whose locals hold writable
                 # arrays over it (``e.__traceback__...tb_frame.f_locals``). It is
                 # freed when the last of them dies.
+                self._pool.forget(owner)  # never back: stop counting it live
                 del nd, flat, owner
                 raise
             return self._wrap(shape, dtype, owner, flat)
@@ -382,5 +384,5 @@ class EngineBase:
         except BaseException:
             # This frame stays in the traceback with `staged_flat` (writable): the
             # staged buffer must never go back to the pool (see `_run`).
-            staged._st.detach_recycler()
+            never_pool(staged._st)
             raise

@@ -13,7 +13,8 @@ One engine operation on plain host tensors is, in this order:
 6. **unpin** in ``finally``, raised or not.
 
 Failure policy (docs/internals.md, "Failure policy for pooled buffers"): a
-kernel that raises drops its output (never pooled); every operand it read is
+kernel that raises drops its output (never pooled, and no longer counted as
+live by the pool); every operand it read is
 marked ``failed_read`` (pooled at its death only if no internal array over it
 survives); a refused check changes nothing. An operand exclusively borrowed
 returns None before anything is acquired: the caller's general path refuses
@@ -62,6 +63,13 @@ cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept
     return eng._pool.acquire(np_dtype, n)
 
 
+cdef inline void _forget(object eng, object owner) except *:
+    # A failed call's output is dropped, never pooled: the pool stops counting it as
+    # live (`BufferPool.forget`), so a refused call changes no accounting.
+    if owner is not None:
+        eng._pool.forget(owner)
+
+
 cpdef object unary(object kernel, object t, object out_dt, object eng):
     """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
     buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
@@ -80,6 +88,7 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
         kernel(fa, flat)
         return pooled(t._shape, out_dt, owner, flat, eng._recycler)
     except BaseException:
+        _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
@@ -107,6 +116,7 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
         kernel(fa, sb.flat, flat)
         return pooled(a._shape, out_dt, owner, flat, eng._recycler)
     except BaseException:
+        _forget(eng, owner)
         sa.failed_read = True
         sb.failed_read = True
         raise
@@ -135,6 +145,7 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
             kernel(fa, value, flat)
         return pooled(t._shape, out_dt, owner, flat, eng._recycler)
     except BaseException:
+        _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
@@ -161,6 +172,7 @@ cpdef object shaped(
         kernel(fa, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
     except BaseException:
+        _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
@@ -188,6 +200,7 @@ cpdef object shaped2(
         kernel(sa.flat, sb.flat, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
     except BaseException:
+        _forget(eng, owner)
         sa.failed_read = True
         sb.failed_read = True
         raise
@@ -214,6 +227,7 @@ cpdef object shapedn(
         kernel(tuple([st.flat for st in pin]), flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
     except BaseException:
+        _forget(eng, owner)
         for st in pin:
             st.failed_read = True
         raise

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..layout import row_major_strides
+from ..layout import col_major_strides, row_major_strides
 from ..storage.host import HostBuffer, shared_refusal
 from ..tensor import Tensor
 from ..view import TensorView
@@ -48,6 +48,7 @@ __all__ = [
     "pinned",
     "run",
     "scalar",
+    "take_result",
     "unary",
     "view_of",
 ]
@@ -143,3 +144,34 @@ def einsum_run(eng: CpuEngine, plan: Any, operands: tuple[Any, ...]) -> Tensor:
     """``eng.einsum`` of ``operands`` (of the shapes ``plan`` was made for, one dtype) by
     ``plan``: no parsing, no path search. **Borrows** the operands; a new pooled tensor."""
     return eng._einsum_planned(plan, operands)
+
+
+def take_result(x: TensorView, res: Any) -> bool:
+    """Re-point the shared view ``x`` at the buffer of ``res``, a fresh result of ``x``'s
+    shape and dtype that nothing else sees; False (nothing changed) otherwise.
+
+    ``res`` is a column-major owner no alias sees, or the C-ordered view of one
+    (`output` with ``c_order``) that is the only alias of its buffer. Afterwards
+    ``x`` is an alias of that buffer (it keeps it alive when ``res`` dies) and no
+    longer one of its old buffer. Used by the namespace's ``x op= y`` rule for
+    views whose buffer other aliases share (`namespace._cow`).
+    """
+    if res.__class__ is Tensor:
+        st = res._st
+        if st.__class__ is not HostBuffer or st is x._source or st.alias_count() != 0:
+            return False
+        base = st.read_root()
+        strides = col_major_strides(x._shape)
+        offset = 0
+    elif res.__class__ is TensorView:
+        st = res._source
+        if st.__class__ is not HostBuffer or st is x._source or st.alias_count() != 1:
+            return False
+        base, strides, offset = res._base, res._strides, res._offset
+    else:
+        return False
+    x._source = st
+    x._base = base
+    x._strides = strides
+    x._offset = offset
+    return True

@@ -247,6 +247,7 @@ class BufferPool:
         "_lock",
         "_misses",
         "_out",
+        "_peak_undo",
         "_recycled",
         "_refused",
         "_shelf_limit",
@@ -288,6 +289,8 @@ class BufferPool:
         # of that: the footprint budget of `_trade_locked`.
         self._out = 0
         self._high = 0
+        # (id of the buffer whose miss last raised the peak, the peak before it).
+        self._peak_undo: tuple[int, int] | None = None
         self._misses = 0
         self._recycled = 0
         self._refused = 0
@@ -339,22 +342,76 @@ class BufferPool:
                 if owner is not None:
                     self._out += owner.nbytes
                     return owner
-                self._misses += 1
-                out = self._out = self._out + n * shelf[2]
-                if out > self._high:
-                    self._high = out
-                if self._bytes:
-                    self._trade_locked()
             finally:
                 lock.release()
+            return self._miss(dtype, n, shelf[2])
         try:
             return _empty(n, dtype)
         except ALLOCATION_FAILURES as exc:
-            # A failed allocation is no miss: the counters say what the pool handed out.
-            if n:
-                with self._lock:
-                    self._misses -= 1
             raise out_of_memory("BufferPool.acquire", n, dtype, exc) from None
+
+    def _miss(self, dtype: np.dtype[Any], n: int, itemsize: int) -> np.ndarray[Any, Any]:
+        """A fresh buffer for a request no retained one fits, counted once it exists.
+
+        INVARIANT: a refused allocation changes no counter. The buffer is allocated
+        *before* the live bytes, their peak and the miss are counted, so an
+        impossible request (``tfr.zeros((2**40,))``) cannot raise the live peak,
+        and with it the footprint budget, for the rest of the process. Retained
+        buffers are traded away only after a success, or, when the allocation
+        failed and dropping them could make room (the request is within the cap:
+        one larger than everything the pool may keep is hopeless), before the one
+        retry.
+        """
+        nbytes = n * itemsize
+        try:
+            owner = _empty(n, dtype)
+        except ALLOCATION_FAILURES as exc:
+            if not (self._bytes and nbytes <= self._limit):
+                raise out_of_memory("BufferPool.acquire", n, dtype, exc) from None
+            with self._lock:
+                self._drop_retained_locked(nbytes)
+            try:
+                owner = _empty(n, dtype)
+            except ALLOCATION_FAILURES as exc2:
+                raise out_of_memory("BufferPool.acquire", n, dtype, exc2) from None
+        with self._lock:
+            self._misses += 1
+            out = self._out = self._out + nbytes
+            if out > self._high:
+                # Remembered so that `forget` can undo the peak if this very buffer
+                # is dropped by a refused call before anything else happens.
+                self._peak_undo = (id(owner), self._high)
+                self._high = out
+            if self._bytes:
+                self._trade_locked()
+        return owner
+
+    def forget(self, owner: np.ndarray[Any, Any]) -> None:
+        """A handed-out buffer that will never come back: stop counting it as live.
+
+        For the buffers a failed call drops (its traceback may keep arrays over
+        them, so they must never be pooled again): without this, every refused call
+        would leave their bytes counted as live for good, raising the footprint
+        budget (`_trade_locked`) and what the pool may retain.
+        """
+        with self._lock:
+            undo = self._peak_undo
+            if undo is not None and undo[0] == id(owner) and self._high == self._out:
+                # This buffer set the live peak and nothing has been taken since: a
+                # refused call (a lossy convert, an integer division by zero) that
+                # drops its output leaves the peak, and the budget, as it was.
+                self._high = max(undo[1], self._out - owner.nbytes)
+            self._peak_undo = None
+            self._released_locked(owner.nbytes)
+
+    def forget_bytes(self, nbytes: int) -> None:
+        """`forget` for a buffer that has died (`storage.recycler.never_pool`'s finalizer)."""
+        with self._lock:
+            self._released_locked(nbytes)
+
+    def _drop_retained_locked(self, nbytes: int) -> None:
+        """Drop retained buffers, largest first, until ``nbytes`` more fit (lock held)."""
+        self._trade_locked(max(self._bytes - nbytes, 0))
 
     def recycle(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
         """Take a released buffer back; retained only when ``aliases == 0``.
@@ -473,7 +530,7 @@ class BufferPool:
             self._high = max(self._high, self._bytes + nbytes)
         self._out = out
 
-    def _trade_locked(self) -> None:
+    def _trade_locked(self, allowed: int | None = None) -> None:
         """After a miss: drop the largest retained buffers while over the footprint budget.
 
         The budget (what docs/engine.md promises): live outputs plus retained buffers
@@ -485,9 +542,11 @@ class BufferPool:
         Largest first: one large buffer dropped is one later miss, where the same
         bytes in small buffers would be many. The budget is never raised by what
         the program asks for again (docs/engine.md: that made the footprint grow
-        towards the cap on workloads of changing sizes).
+        towards the cap on workloads of changing sizes). ``allowed``: drop down
+        to that many retained bytes instead (a failed allocation's retry).
         """
-        allowed = self._high + max(self._high >> 4, self._slack_min) - self._out
+        if allowed is None:
+            allowed = self._high + max(self._high >> 4, self._slack_min) - self._out
         before = self._bytes
         while self._bytes > allowed:
             top: _Shelf | None = None

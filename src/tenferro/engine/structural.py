@@ -544,6 +544,7 @@ class StructuralOps(EngineBase):
             except BaseException:
                 # Dropped, never pooled: the traceback keeps this frame's writable
                 # `owner` (EngineBase._run).
+                self._pool.forget(owner)  # never back: stop counting it live
                 del flat, owner
                 raise
             count_copy(nbytes)

@@ -25,6 +25,7 @@ returns new pooled results (views of new pooled results when batched).
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..engine.linalg import (
     TruncatedSVDResult,
 )
 from ..errors import ValidationError
+from ..namespace import _interop
 from ..namespace._adapter import compute, emit, mirror, unmirror
 from ..namespace._contraction import matmul as _matmul
 from ..namespace._core import broadcast_shapes
@@ -511,3 +513,8 @@ def __dir__() -> list[str]:
     """The module's public names only (its functions and result types), not the
     helpers it imports (``np``, ``Tensor``, ``default_engine``, ...)."""
     return sorted(__all__)
+
+
+# numpy operands (ndarrays, numpy scalars) are borrowed for the call, as by every
+# namespace function (`namespace._interop`): a refused call is run again on borrows.
+_interop.wrap_functions(_sys.modules[__name__], __all__)

@@ -29,6 +29,7 @@ from ..layout import col_major_strides, row_major_strides, shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
+from ._refusals import NUMPY_REFUSALS, PASSED_ON, numpy_refusal
 
 __all__ = [
     "ARRAY_TYPES",
@@ -225,6 +226,13 @@ _engine = engine
 _current = _interface.current
 
 
+def _typed(ufunc: Any, exc: BaseException) -> BaseException:
+    """What a hot path raises for ``exc``: numpy's refusals typed, anything else as it is."""
+    if isinstance(exc, PASSED_ON) or not isinstance(exc, NUMPY_REFUSALS):
+        return exc
+    return numpy_refusal(f"tenferro.{ufunc.__name__}", exc)
+
+
 def binary_function(
     ufunc: Any, allowed: Container[DType], out_bool: bool, general: Callable[[Any, Any], Any]
 ) -> Callable[..., Any]:
@@ -260,7 +268,10 @@ def binary_function(
             ):
                 # The per-operation protocol, compiled (engine/_core.pyx). Both inputs
                 # hold exactly n elements: the ufunc writes every element of the output.
-                r = _interface.binary(call, x1, x2, _BOOL if out_bool else dt, _current())
+                try:
+                    r = _interface.binary(call, x1, x2, _BOOL if out_bool else dt, _current())
+                except BaseException as exc:
+                    raise _typed(ufunc, exc) from None
                 if r is not None:
                     return r
         else:
@@ -308,7 +319,10 @@ def binary_function(
         # The per-operation protocol, compiled (engine/_core.pyx); None when the
         # buffer is exclusively borrowed (the general path refuses it). The tensor
         # holds exactly n elements and the scalar broadcasts: the ufunc writes all.
-        return _interface.scalar(call, t, value, first, _BOOL if out_bool else dt, _current())
+        try:
+            return _interface.scalar(call, t, value, first, _BOOL if out_bool else dt, _current())
+        except BaseException as exc:
+            raise _typed(ufunc, exc) from None
 
     return fn
 
@@ -354,7 +368,12 @@ def ufunc_into(op: str, ufunc: Any, args: tuple[Any, ...], shape: Shape, dtype: 
             with np.errstate(all="ignore"):
                 ufunc(*vals, out=nd, casting="unsafe")
 
-        return run_in_order(op, shape, dtype, kernel, _first_prefers_c(args, len(shape)))
+        try:
+            return run_in_order(op, shape, dtype, kernel, _first_prefers_c(args, len(shape)))
+        except PASSED_ON:
+            raise
+        except NUMPY_REFUSALS as exc:
+            raise numpy_refusal(op, exc) from None
 
 
 def _first_prefers_c(xs: tuple[Any, ...], ndim: int) -> bool:
@@ -393,8 +412,13 @@ def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
     """
     with Reads() as reads:
         vals = read_all(reads, xs, op)
-        with np.errstate(all="ignore"):
-            return fn(*vals)
+        try:
+            with np.errstate(all="ignore"):
+                return fn(*vals)
+        except PASSED_ON:
+            raise
+        except NUMPY_REFUSALS as exc:
+            raise numpy_refusal(op, exc) from None
 
 
 # ---------------------------------------------------------------------- views

@@ -247,9 +247,12 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
     op = "tenferro.einsum"
     for x in operands:
         check_array(x, op, "operand")
-    if subscripts.__class__ is not str or not operands:
+    if subscripts.__class__ is not str or not operands or optimize is not None:
         arrays = _promoted(operands, op) if len(operands) > 1 else operands
-        return default_engine().einsum(subscripts, *arrays)
+        if optimize is None:
+            return default_engine().einsum(subscripts, *arrays)
+        # An explicit path or strategy is checked (and refused) as `CpuEngine.einsum` does.
+        return default_engine().einsum(subscripts, *arrays, optimize=optimize)
     key = ("einsum", subscripts, *[(x.shape, x.dtype) for x in operands])
     dt, plan = _planned(key, _einsum_plan, subscripts, operands)
     arrays = tuple(x if x.dtype is dt else astype(x, dt) for x in operands)
@@ -281,6 +284,8 @@ def dot(a: Any, b: Any, /) -> Any:
 def outer(a: Any, b: Any, /) -> Result:
     """The outer product of two vectors (flattened). Ownership: **computes**."""
     op = "tenferro.outer"
+    check_array(a, op, "a")
+    check_array(b, op, "b")
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.outer, (p, q)))
 
@@ -288,6 +293,8 @@ def outer(a: Any, b: Any, /) -> Result:
 def kron(a: Any, b: Any, /) -> Result:
     """The Kronecker product. Ownership: **computes** a pooled output."""
     op = "tenferro.kron"
+    check_array(a, op, "a")
+    check_array(b, op, "b")
     p, q = _promoted((a, b), op)
     return emit(op, compute(op, np.kron, (p, q)))
 

@@ -29,9 +29,9 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
-from ..layout import col_major_strides, shape_size
+from ..engine.interface import take_result
+from ..layout import shape_size
 from ..storage.host import HostBuffer
-from ..tensor import Tensor
 from ..view import TensorView
 from ._adapter import write
 
@@ -65,23 +65,10 @@ def update_in_place(x: Any, res: Any, op: str, fn: Callable[[Any], None]) -> Non
     """Give ``x`` the values of ``res`` (same shape and dtype, checked by the caller).
 
     ``fn(arr)`` copies ``res`` into a writable array of ``x``'s elements; it runs
-    unless ``x`` is a shared view and ``res`` a fresh owner, when ``x`` takes
+    unless ``x`` is a shared view and ``res`` a fresh result (an owner, or the
+    C-ordered view of one) that nobody else sees, when ``x`` takes
     ``res``'s buffer instead.
     """
-    if (
-        res.__class__ is Tensor
-        and res._st.__class__ is HostBuffer
-        and res._st is not getattr(x, "_source", None)
-        and _shared_view(x)
-    ):
-        st = res._st
-        if st.alias_count() == 0:
-            # INVARIANT: nobody else sees `res`'s buffer (a fresh output); after this
-            # the view is its only alias and keeps it alive when `res` dies.
-            # Replacing `_base` drops the view's alias of the shared buffer.
-            x._source = st
-            x._base = st.read_root()
-            x._strides = col_major_strides(x._shape)
-            x._offset = 0
-            return
+    if _shared_view(x) and take_result(x, res):
+        return
     write(x, op, fn)

@@ -9,21 +9,27 @@ adopted; see docs/namespace.md.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from ..copies import check_copy, count_copy, record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
-from ..errors import DTypeError, ValidationError
+from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
 from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg
+from ._refusals import numpy_call
 
 Shape = tuple[int, ...]
 
 # numpy's stubs cannot type calls with unpacked or runtime-chosen arguments.
 _np: Any = np
+
+#: numpy's limits: dimensions of an array, and the largest size of one.
+_MAX_NDIM = 64
+_MAX_DIM = 2**63 - 1
 
 _DEFAULT_FLOAT = DType.F64
 _DEFAULT_INT = DType.I64
@@ -32,7 +38,9 @@ _DEFAULT_INT = DType.I64
 def _shape(shape: Any, op: str) -> Shape:
     items = shape if isinstance(shape, (tuple, list)) else (shape,)
     try:
-        out = tuple(int(np.int64(d).item()) if not isinstance(d, int) else d for d in items)
+        # operator.index, not np.int64: a tensor or view passed as a dimension must be
+        # refused without being read (np.int64 of one converts, and counts, a copy).
+        out = tuple(d if isinstance(d, int) else operator.index(d) for d in items)
     except (TypeError, ValueError):
         raise ValidationError(
             op, f"shape must be an int or a tuple of ints, got {shape!r}", kind="INVALID_SHAPE"
@@ -40,6 +48,21 @@ def _shape(shape: Any, op: str) -> Shape:
     if any(d < 0 for d in out):
         raise ValidationError(
             op, f"shape {out} has a negative dimension", kind="INVALID_SHAPE", shape=out
+        )
+    if len(out) > _MAX_NDIM:
+        raise ValidationError(
+            op,
+            f"shape has {len(out)} dimensions; at most {_MAX_NDIM} are supported",
+            kind="INVALID_SHAPE",
+            shape=out,
+        )
+    if any(d > _MAX_DIM for d in out):
+        # numpy cannot even describe it, whatever the other dimensions (even 0).
+        raise OutOfMemoryError(
+            op,
+            f"shape {out} has a dimension above {_MAX_DIM}, which cannot be allocated; "
+            "ask for a smaller array",
+            shape=out,
         )
     return out
 
@@ -193,6 +216,9 @@ def _unwrap(obj: Any) -> Any:
 
 
 def _scalar_value(value: Any, dt: DType, op: str) -> Any:
+    if isinstance(value, ARRAY_TYPES):
+        # A one-element array's value (read); any other array is refused (typed).
+        value = compute(op, lambda a: a.item(), (value,))
     try:
         with np.errstate(over="ignore"):
             return dt.numpy.type(value)
@@ -293,9 +319,9 @@ def arange(
     if want is None:
         floats = any(isinstance(v, float) for v in (start, stop, step))
         want = _DEFAULT_FLOAT if floats else _DEFAULT_INT
-    if step == 0:
+    if isinstance(step, (int, float)) and step == 0:
         raise ValidationError(op, "step must not be zero", kind="INVALID_ARGUMENT")
-    return emit(op, np.arange(start, stop, step, dtype=want.numpy))
+    return emit(op, numpy_call(op, np.arange, start, stop, step, dtype=want.numpy))
 
 
 def linspace(
@@ -317,7 +343,9 @@ def linspace(
             DType.C64 if isinstance(start, complex) or isinstance(stop, complex) else _DEFAULT_FLOAT
         )
     check_category(op, want, "floating")
-    return emit(op, np.linspace(start, stop, num, endpoint=endpoint, dtype=want.numpy))
+    return emit(
+        op, numpy_call(op, np.linspace, start, stop, num, endpoint=endpoint, dtype=want.numpy)
+    )
 
 
 def eye(
@@ -333,7 +361,7 @@ def eye(
     op = "tenferro.eye"
     _check_device(device, op)
     dt = dtype_arg(dtype, op) or _DEFAULT_FLOAT
-    return emit(op, np.eye(n_rows, n_cols, k=k, dtype=dt.numpy))
+    return emit(op, numpy_call(op, np.eye, n_rows, n_cols, k=k, dtype=dt.numpy))
 
 
 def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
@@ -351,6 +379,16 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     return [emit(op, g) for g in grids]
 
 
+def _check_matrix(x: Any, op: str) -> None:
+    if x.ndim < 2:
+        raise ValidationError(
+            op,
+            f"needs an array of at least 2 dimensions (a matrix or a stack), got shape {x.shape}",
+            kind="INVALID_RANK",
+            shape=x.shape,
+        )
+
+
 def tril(x: Any, /, *, k: int = 0) -> Result:
     """The lower triangle (on and below the ``k``-th diagonal) of the last two axes.
 
@@ -358,6 +396,7 @@ def tril(x: Any, /, *, k: int = 0) -> Result:
     """
     op = "tenferro.tril"
     check_array(x, op)
+    _check_matrix(x, op)
     return emit(op, compute(op, lambda a: np.tril(a, k), (x,)))
 
 
@@ -365,6 +404,7 @@ def triu(x: Any, /, *, k: int = 0) -> Result:
     """The upper triangle of the last two axes. Ownership: **computes** a pooled output."""
     op = "tenferro.triu"
     check_array(x, op)
+    _check_matrix(x, op)
     return emit(op, compute(op, lambda a: np.triu(a, k), (x,)))
 
 

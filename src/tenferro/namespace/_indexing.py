@@ -17,7 +17,14 @@ import numpy as np
 from ..copies import check_copy, count_copy
 from ..dtype import DType, promote_types
 from ..engine.interface import pinned, view_of
-from ..errors import BorrowError, IndexOutOfRangeError, PromotionError, ValidationError
+from ..errors import (
+    BorrowError,
+    DTypeError,
+    IndexOutOfRangeError,
+    PromotionError,
+    ValidationError,
+    numpy_refusal,
+)
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -342,6 +349,8 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 arr[kk] = vals[0]
             except (ValueError, IndexError) as exc:
                 raise ValidationError(op, str(exc), kind="INVALID_INDEX") from None
+            except TypeError as exc:  # numpy refuses the key's or value's type
+                raise numpy_refusal(op, exc) from None
 
     write(x, op, fn)
 
@@ -370,14 +379,16 @@ def iterate(x: Any) -> Iterator[Any]:
     """Views of ``x[0]``, ``x[1]``, ... (each **borrows**)."""
     check_array(x, "tenferro.__iter__")
     if x.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+        raise DTypeError(
+            "tenferro.__iter__", "iteration over a 0-d array", kind="INVALID_TYPE", shape=()
+        )
     return (getitem(x, i) for i in range(x.shape[0]))
 
 
 def length(x: Any) -> int:
     """``len(x)``: the length of the first axis."""
     if x.ndim == 0:
-        raise TypeError("len() of a 0-d array")
+        raise DTypeError("tenferro.__len__", "len() of a 0-d array", kind="INVALID_TYPE", shape=())
     return int(x.shape[0])
 
 

@@ -13,6 +13,7 @@ from ..errors import PromotionError, ValidationError
 from ._adapter import ARRAY_TYPES, storage_kind, try_read_for_repr
 from ._core import check_array, is_py_scalar, scalar_dtype
 from ._cow import update_in_place
+from ._refusals import numpy_call
 
 API_VERSION = "2024.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
@@ -106,7 +107,7 @@ def _dtype_of(x: Any, op: str) -> DType:
 def finfo(type: Any, /) -> finfo_object:
     """Machine limits of a floating dtype (or an array's)."""
     dt = _dtype_of(type, "tenferro.finfo")
-    f = np.finfo(dt.numpy)
+    f = numpy_call("tenferro.finfo", np.finfo, dt.numpy)
     return finfo_object(
         int(f.bits),
         float(f.eps),
@@ -120,7 +121,7 @@ def finfo(type: Any, /) -> finfo_object:
 def iinfo(type: Any, /) -> iinfo_object:
     """Limits of an integer dtype (or an array's)."""
     dt = _dtype_of(type, "tenferro.iinfo")
-    i = np.iinfo(dt.numpy)
+    i = numpy_call("tenferro.iinfo", np.iinfo, dt.numpy)
     return iinfo_object(int(i.bits), int(i.max), int(i.min), dt)
 
 

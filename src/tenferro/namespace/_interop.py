@@ -148,36 +148,66 @@ def call_with_numpy(fn: Callable[..., Any], op: str, args: Any, kwargs: Any) -> 
     return res
 
 
-def _positional_only(fn: Callable[..., Any]) -> int | None:
-    """The number of parameters when all are positional-only without defaults, else None."""
+_P = inspect.Parameter
+
+
+def _exact_wrapper(fn: Callable[..., Any], op: str) -> Callable[..., Any] | None:
+    """A wrapper with ``fn``'s own parameter list (no argument packing on the per-call
+    path: one extra call inside a ``try``, which costs nothing until it raises), or
+    None for a signature it does not copy (``*args``, ``**kwargs``)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if all(
-        p.kind is inspect.Parameter.POSITIONAL_ONLY and p.default is inspect.Parameter.empty
-        for p in params
-    ):
-        return len(params)
-    return None
+    env: dict[str, Any] = {
+        "_w_fn": fn,
+        "_w_op": op,
+        "_w_errors": (TenferroError, TypeError),
+        "_w_has": _has_numpy,
+        "_w_retry": call_with_numpy,
+    }
+    decl: list[str] = []
+    pos: list[str] = []
+    kw: list[str] = []
+    star = False
+    for k, p in enumerate(params):
+        if p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD) or p.name.startswith("_w_"):
+            return None
+        if k and params[k - 1].kind is _P.POSITIONAL_ONLY and p.kind is not _P.POSITIONAL_ONLY:
+            decl.append("/")
+        if p.kind is _P.KEYWORD_ONLY and not star:
+            decl.append("*")
+            star = True
+        default = ""
+        if p.default is not _P.empty:
+            env[f"_w_d{k}"] = p.default
+            default = f"=_w_d{k}"
+        decl.append(p.name + default)
+        (kw if p.kind is _P.KEYWORD_ONLY else pos).append(p.name)
+    if params and params[-1].kind is _P.POSITIONAL_ONLY:
+        decl.append("/")
+    call = ", ".join(pos + [f"{n}={n}" for n in kw])
+    args = "(" + "".join(f"{n}, " for n in pos) + ")"
+    kwargs = "{" + ", ".join(f"{n!r}: {n}" for n in kw) + "}"
+    src = (
+        f"def wrapper({', '.join(decl)}):\n"
+        f"    try:\n"
+        f"        return _w_fn({call})\n"
+        f"    except _w_errors:\n"
+        f"        if not (_w_has({args}) or _w_has(tuple({kwargs}.values()))):\n"
+        f"            raise\n"
+        f"    return _w_retry(_w_fn, _w_op, {args}, {kwargs})\n"
+    )
+    exec(src, env)  # the source is built above from a signature's parameter names only
+    return env["wrapper"]  # type: ignore[no-any-return]
 
 
 def accept_numpy(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn``, made to accept numpy operands (tried only once ``fn`` has refused them)."""
     op = f"tenferro.{name}"
-
-    if _positional_only(fn) == 2:
-        # ``matmul(x1, x2, /)``, the binary operators: no argument packing on the
-        # per-call path (one plain call inside a try, which costs nothing until it raises).
-        def wrapper2(x1: Any, x2: Any, /) -> Any:
-            try:
-                return fn(x1, x2)
-            except (TenferroError, TypeError):
-                if not _has_numpy((x1, x2)):
-                    raise
-            return call_with_numpy(fn, op, (x1, x2), {})
-
-        wrapper: Any = functools.wraps(fn)(wrapper2)
+    exact = _exact_wrapper(fn, op)
+    if exact is not None:
+        wrapper: Any = functools.wraps(fn)(exact)
     else:
 
         def wrapper_any(*args: Any, **kwargs: Any) -> Any:

@@ -13,6 +13,7 @@ copy is a named, counted copy (refused under `forbid_copies`, and with
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..engine.interface import view_of
-from ..errors import ValidationError
+from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
@@ -36,8 +37,8 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
     v, base = view_base(x, op)
     try:
         res = fn(base)
-    except (ValueError, IndexError, TypeError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
     if not isinstance(res, np.ndarray):
         res = base[...]  # numpy gives a scalar for some rank-0 results: the same view
     out = view_like(v, base, res, op)
@@ -309,10 +310,20 @@ def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
     return want, tuple(int(s) for s in res.strides), int(start)
 
 
+def _sequence(arrays: Any, op: str) -> tuple[Any, ...]:
+    if isinstance(arrays, (list, tuple)):
+        return tuple(arrays)
+    raise ValidationError(
+        op,
+        f"arrays must be a list or tuple of arrays, got {type(arrays).__name__}",
+        kind="INVALID_ARGUMENT",
+    )
+
+
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Result:
     """Arrays joined along ``axis`` (flattened when None). Ownership: **computes**."""
     op = "tenferro.concat"
-    arrays = tuple(arrays)
+    arrays = _sequence(arrays, op)
     for a in arrays:
         check_array(a, op)
     dt = operand_dtype(arrays, op)
@@ -320,21 +331,25 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Result:
         return emit(
             op, compute(op, lambda *v: np.concatenate(v, axis=axis, dtype=dt.numpy), arrays)
         )
-    except (ValueError, np.exceptions.AxisError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except PASSED_ON:
+        raise
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
 
 
 def stack(arrays: Any, /, *, axis: int = 0) -> Result:
     """Arrays stacked along a new ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.stack"
-    arrays = tuple(arrays)
+    arrays = _sequence(arrays, op)
     for a in arrays:
         check_array(a, op)
     dt = operand_dtype(arrays, op)
     try:
         return emit(op, compute(op, lambda *v: np.stack(v, axis=axis, dtype=dt.numpy), arrays))
-    except (ValueError, np.exceptions.AxisError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except PASSED_ON:
+        raise
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
 
 
 def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Result:
@@ -348,7 +363,17 @@ def tile(x: Any, repetitions: Any, /) -> Result:
     """``x`` repeated ``repetitions`` times per axis. Ownership: **computes**."""
     op = "tenferro.tile"
     check_array(x, op)
-    return emit(op, compute(op, lambda a: np.tile(a, tuple(repetitions)), (x,)))
+    items = repetitions if isinstance(repetitions, (tuple, list)) else (repetitions,)
+    try:
+        # Python ints only: iterating a tenferro array here would read (copy) it.
+        reps = tuple(r if isinstance(r, int) else operator.index(r) for r in items)
+    except TypeError:
+        raise ValidationError(
+            op,
+            f"repetitions must be an int or a sequence of ints, got {repetitions!r}",
+            kind="INVALID_ARGUMENT",
+        ) from None
+    return emit(op, compute(op, lambda a: np.tile(a, reps), (x,)))
 
 
 def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Result:

@@ -13,7 +13,7 @@ import numpy as np
 from ..copies import check_copy, count_copy
 from ..dtype import DType
 from ._adapter import ARRAY_TYPES, Result, compute, emit, is_owner
-from ._core import check_array, operand_dtype
+from ._core import check_array, dtype_arg, operand_dtype
 from ._creation import asarray
 from ._elementwise import FUNCTIONS
 from ._manipulation import reshape
@@ -96,6 +96,9 @@ def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
     """numpy's ``cumsum``: running sums along ``axis`` (``None``: of the flattened
     array). Ownership: **computes** a pooled output."""
     if axis is None:
+        # Checked before ravel, which may copy: a refused call copies nothing.
+        check_array(x, "tenferro.cumsum")
+        dtype_arg(dtype, "tenferro.cumsum")
         return cumulative_sum(ravel(x), axis=0, dtype=dtype)
     return cumulative_sum(x, axis=axis, dtype=dtype)
 
@@ -104,6 +107,9 @@ def cumprod(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
     """numpy's ``cumprod``: running products along ``axis`` (``None``: of the
     flattened array). Ownership: **computes** a pooled output."""
     if axis is None:
+        # Checked before ravel, which may copy: a refused call copies nothing.
+        check_array(x, "tenferro.cumprod")
+        dtype_arg(dtype, "tenferro.cumprod")
         return cumulative_prod(ravel(x), axis=0, dtype=dtype)
     return cumulative_prod(x, axis=axis, dtype=dtype)
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..engine.interface import axes_reduction, full_reduction
-from ..errors import ValidationError
+from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..view import TensorView
 from ._adapter import Result, compute, compute_into, emit, mirror, unmirror
 from ._core import (
@@ -76,8 +76,10 @@ def _reduce(
     try:
         res: Result = compute_into(op, shape, out or dt, kernel, (x,))
         return res
-    except ValueError as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_ARGUMENT") from None
+    except PASSED_ON:
+        raise
+    except NUMPY_REFUSALS as exc:
+        raise numpy_refusal(op, exc) from None
 
 
 def _all_axes(x: Any) -> Any:
@@ -258,11 +260,27 @@ def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Res
 
 
 # ---------------------------------------------------------------------- searching
+def _check_not_empty(x: Any, axis: Any, op: str) -> None:
+    """argmax/argmin need an element to point at along the reduced axes."""
+    if x.size == 0 and (axis is None or isinstance(axis, int)):
+        shape = x.shape
+        empty = axis is None or (-len(shape) <= axis < len(shape) and shape[axis] == 0)
+        if empty:
+            raise ValidationError(
+                op,
+                f"an empty array (shape {shape}) has no element to point at along "
+                f"{'its axes' if axis is None else f'axis {axis}'}",
+                kind="EMPTY_REDUCTION",
+                shape=shape,
+            )
+
+
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first maximum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmax"
     check_array(x, op)
     check_category(op, x.dtype, "real numeric")
+    _check_not_empty(x, axis, op)
     return emit(
         op, compute(op, lambda a: np.asarray(np.argmax(a, axis=axis, keepdims=keepdims)), (x,))
     )
@@ -273,6 +291,7 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Res
     op = "tenferro.argmin"
     check_array(x, op)
     check_category(op, x.dtype, "real numeric")
+    _check_not_empty(x, axis, op)
     return emit(
         op, compute(op, lambda a: np.asarray(np.argmin(a, axis=axis, keepdims=keepdims)), (x,))
     )

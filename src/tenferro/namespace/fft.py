@@ -12,6 +12,7 @@ import numpy as np
 
 from ._adapter import compute, emit
 from ._core import check_array, check_category, dtype_arg
+from ._refusals import numpy_call
 
 __all__ = [
     "fft",
@@ -103,14 +104,16 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     """The sample frequencies of `fft`. Ownership: **creates** a pooled tensor."""
     op = "tenferro.fft.fftfreq"
     dt = dtype_arg(dtype, op)
-    return emit(op, np.fft.fftfreq(n, d).astype(dt.numpy if dt is not None else np.float64))
+    freq = numpy_call(op, np.fft.fftfreq, n, d)
+    return emit(op, freq.astype(dt.numpy if dt is not None else np.float64))
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
     """The sample frequencies of `rfft`. Ownership: **creates** a pooled tensor."""
     op = "tenferro.fft.rfftfreq"
     dt = dtype_arg(dtype, op)
-    return emit(op, np.fft.rfftfreq(n, d).astype(dt.numpy if dt is not None else np.float64))
+    freq = numpy_call(op, np.fft.rfftfreq, n, d)
+    return emit(op, freq.astype(dt.numpy if dt is not None else np.float64))
 
 
 def fftshift(x: Any, /, *, axes: Any = None) -> Any:

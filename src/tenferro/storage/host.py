@@ -213,16 +213,18 @@ class HostBuffer:
             )
 
     # -- exclusive borrows --------------------------------------------------------------
-    def _refuse_if_aliased(self, op: str) -> None:
-        aliases = self.alias_count()
-        if aliases:
+    def _refuse_if_aliased(self, op: str, own_aliases: int = 0) -> None:
+        # ``own_aliases``: aliases the caller itself holds (a view writing through
+        # its own alias, `namespace._adapter.write`), which must not refuse it.
+        aliases = self.alias_count() - own_aliases
+        if aliases > 0:
             # An alias that only unreachable garbage (a reference cycle, e.g. a
             # traceback kept in a frame) still holds can never be used again: collect
             # before refusing. Young generations only: a full collection costs
             # ~100 ms in a big heap, and refusals may be retried in a loop.
             gc.collect(1)
-            aliases = self.alias_count()
-        if aliases:
+            aliases = self.alias_count() - own_aliases
+        if aliases > 0:
             raise BorrowError(
                 op,
                 f"{aliases} live alias(es) of this buffer (arrays from host_data/map_read/"
@@ -258,10 +260,10 @@ class HostBuffer:
         """
         self._claim(op)
 
-    def _claim(self, op: str, own_pins: int = 0) -> None:
+    def _claim(self, op: str, own_pins: int = 0, own_aliases: int = 0) -> None:
         """Mark the buffer as borrowed by ``op``, or refuse and change nothing.
 
-        ``own_pins`` as for `begin_exclusive`.
+        ``own_pins`` and ``own_aliases`` as for `begin_exclusive`.
         """
         with _lock:
             if self.exclusive is not None:
@@ -276,16 +278,20 @@ class HostBuffer:
         # wait while this lock is held.
         try:
             self._refuse_if_in_use(op, own_pins)
-            self._refuse_if_aliased(op)
+            self._refuse_if_aliased(op, own_aliases)
         except BaseException:
             self.exclusive = None  # a refused borrow or move changes nothing
             raise
 
-    def begin_exclusive(self, op: str, own_pins: int = 0) -> np.ndarray[Any, Any]:
+    def begin_exclusive(
+        self, op: str, own_pins: int = 0, own_aliases: int = 0
+    ) -> np.ndarray[Any, Any]:
         """Start an exclusive borrow; returns a fresh writable root for this borrow.
 
         ``own_pins``: engine reads of this buffer held by the caller itself (an
         elementwise ``out=`` that is also an operand); any other pin refuses.
+        ``own_aliases``: counted aliases the caller itself holds (a view writing
+        through itself); any other alias refuses.
         """
         if not self.flat.flags.writeable:
             # A read-only mapping (a shared-memory tensor attached from another
@@ -297,7 +303,7 @@ class HostBuffer:
                 "owning process, or download() a host copy and write that",
                 kind="READ_ONLY",
             )
-        self._claim(op, own_pins)
+        self._claim(op, own_pins, own_aliases)
         try:
             return make_write_root(self.flat)
         except BaseException:
@@ -361,7 +367,12 @@ class HostBuffer:
         if pool is None:
             return  # the engine is gone: the buffer is simply freed
         if self.failed_read and self._held_elsewhere():
-            return  # freed once the last internal array outside dies, never pooled
+            # Freed once the last internal array outside dies, never pooled; the pool
+            # stops counting it as live now (a refused call changes no accounting).
+            forget = getattr(pool, "forget_bytes", None)
+            if forget is not None:
+                forget(self.owner.nbytes)
+            return
         # Hot path of every dropped engine output: a buffer that never had a root
         # or a stale write root cannot have an alias, so skip the counting calls.
         if self._root is None and self._stale is None:

@@ -33,6 +33,35 @@ __all__ = ["execute", "prepare"]
 Array = np.ndarray[Any, Any]
 
 _einsum = np.einsum
+
+
+def _reduce_into(expr: str, x: Any, out: Any) -> None:
+    """``np.einsum(expr, x, out=out)`` for one operand, with any number of labels.
+
+    The planner names labels in opt_einsum's alphabet, which leaves ASCII after
+    52 letters, and numpy's einsum takes only those 52: an operand with more
+    indices (the docs promise hundreds) is reduced here with diagonals, a sum
+    and a transpose instead. Writes every element of ``out``.
+    """
+    src, dst = expr.split("->")
+    labels = list(src)
+    while len(set(labels)) < len(labels):
+        # A repeated label: its diagonal (numpy moves it to the last axis).
+        seen: dict[str, int] = {}
+        for j, ch in enumerate(labels):
+            if ch in seen:
+                i = seen[ch]
+                x = np.diagonal(x, axis1=i, axis2=j)
+                labels = [c for k, c in enumerate(labels) if k not in (i, j)] + [ch]
+                break
+            seen[ch] = j
+    summed = tuple(i for i, ch in enumerate(labels) if ch not in dst)
+    if summed:
+        x = x.sum(axis=summed)
+        labels = [ch for ch in labels if ch in dst]
+    np.copyto(out, np.transpose(x, [labels.index(ch) for ch in dst]))
+
+
 _matmul = np.matmul
 _sum = np.sum
 _add_reduce = np.add.reduce
@@ -440,8 +469,12 @@ def execute(pool: Any, plan: Plan, inputs: list[Array], dtype: Any, output: Any)
                     flat = vals[dst] = owners[dst][:size]
                     target = flat.reshape(shape, order="F")
                     del flat
-                # np.einsum with out= writes every element of target.
-                _einsum(expr, x, out=target)
+                # np.einsum with out= writes every element of target (as does
+                # `_reduce_into` where numpy's 52-letter alphabet is too small).
+                if expr.isascii():
+                    _einsum(expr, x, out=target)
+                else:
+                    _reduce_into(expr, x, target)
                 del x, target
                 _release(pool, vals, owners, src, n_in)
             elif step.kind == FINAL:

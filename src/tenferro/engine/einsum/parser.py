@@ -126,6 +126,9 @@ def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str]
     if not shapes:
         raise ValidationError(op, "einsum needs at least one operand", kind="OPERAND_COUNT")
     compact = "".join(subscripts.split())
+    if "->" in compact and "," in compact.split("->", 1)[1]:
+        # opt_einsum would take "," as an output label and fail later, untyped.
+        raise _subscripts_error(op, subscripts, "the output after '->' is one term (no ',')")
     n_terms = compact.split("->")[0].count(",") + 1
     if n_terms != len(shapes):
         raise ValidationError(

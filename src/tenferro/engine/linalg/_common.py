@@ -3,6 +3,7 @@ checks, batch iteration, LAPACK info and workspace queries, triangles."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ from ...dtype import DType
 from ...errors import DTypeError, LinAlgError, ValidationError
 from ._adapter import Array, LinalgCall, Shape
 from ._lapack import (
+    blas,
     byref,
     f2py,
     info_int,
@@ -108,10 +110,34 @@ def finite(arr: Array) -> bool:
     ``?gesdd`` (and the ``?gelsd`` of lstsq) can loop forever on a matrix with
     +-inf entries, and Ctrl-C cannot stop a LAPACK call; ``?geev`` and ``?syevd``
     report them as a bad argument or no convergence. scipy makes the same check.
-    One pass over a contiguous matrix (~2 us at 64 x 64, under 1 % of its SVD);
-    both the lean path (`_lean`) and the general path (the kernels) call it.
+    Both the lean path (`_lean`) and the general path (the kernels) call it.
+    A contiguous matrix takes one BLAS pass: its sum of squares (``?dot`` /
+    ``?dotc`` of it with itself; scipy's wrappers set no floating-point warning)
+    is finite exactly when every entry is, unless an entry above about 1e154
+    overflows it, so only a non-finite sum is checked entry by entry (0.25 us
+    where ``isfinite(a).all()`` costs 3.5 us, on a 16 x 16 matrix).
     """
+    if arr.flags.f_contiguous or arr.flags.c_contiguous:
+        dot = _SELF_DOT.get(arr.dtype)
+        if dot is not None and arr.size:
+            flat = arr.ravel(order="K")
+            if math.isfinite(abs(dot(flat, flat))):
+                return True
     return bool(np.isfinite(arr).all())
+
+
+class _SelfDots(dict[Any, Any]):
+    """numpy dtype -> scipy's BLAS ``?dot``/``?dotc``, bound on first use (scipy is slow
+    to import: `import tenferro` must not pay for it)."""
+
+    def __missing__(self, key: Any) -> Any:
+        name = {"f": "sdot", "d": "ddot", "F": "cdotc", "D": "zdotc"}.get(key.char)
+        fn = blas(name) if name is not None else None
+        self[key] = fn
+        return fn
+
+
+_SELF_DOT = _SelfDots()
 
 
 def not_finite(op: str, idx: tuple[int, ...], what: str = "the matrix") -> LinAlgError:

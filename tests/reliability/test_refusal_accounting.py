@@ -1,0 +1,128 @@
+"""A refused call changes no pool accounting (issue 23, item 2).
+
+The pool counts the bytes it has handed out and not had back (``_out``) and
+their peak (``_high``): the footprint budget lets retained buffers fill the
+gap up to that peak plus slack. A refused allocation used to be counted as
+live for good (an 8 TiB peak after ``tfr.zeros((2**40,))``, so the pool then
+kept hundreds of MB it should have dropped), and the operands of a refused
+call, marked never-to-pool, stayed counted as live after they died.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tenferro as tfr
+from tenferro.engine.pool import BufferPool
+
+_F8 = np.dtype(np.float64)
+
+
+def _accounting(pool: BufferPool) -> tuple[Any, ...]:
+    pool.drain_lane()
+    return (pool._out, pool._high, pool.stats(), pool.cache_stats())
+
+
+def test_a_refused_allocation_leaves_the_live_peak_and_counters_unchanged() -> None:
+    eng = tfr.default_engine()
+    keep = tfr.ones((1000,))
+    before = _accounting(eng._pool)
+    with pytest.raises(tfr.OutOfMemoryError):
+        tfr.zeros((2**40,))
+    assert _accounting(eng._pool) == before
+    del keep
+
+
+def test_a_pool_retains_as_much_after_a_refused_allocation_as_without_it() -> None:
+    def retained_after_loop(refuse_first: bool) -> int:
+        pool = BufferPool(limit_bytes=1 << 30, slack_min=1 << 20)
+        if refuse_first:
+            with pytest.raises(tfr.OutOfMemoryError):
+                pool.acquire(_F8, 2**40)
+        # A loop whose sizes keep changing: 40 outputs of up to 4 MB, each
+        # released before the next is taken.
+        for i in range(40):
+            pool.recycle(pool.acquire(_F8, 1000 * (i + 1) * 13), 0)
+        pool.drain_lane()
+        return pool.stats().capacity_bytes
+
+    assert retained_after_loop(True) == retained_after_loop(False)
+
+
+def test_a_failed_allocation_retries_after_dropping_retained_buffers() -> None:
+    from tenferro.engine import pool as pool_module
+
+    pool = BufferPool(limit_bytes=1 << 30)
+    pool.recycle(pool.acquire(_F8, 1 << 16), 0)
+    pool.drain_lane()
+    real = pool_module._empty
+    calls: list[int] = []
+
+    def first_fails(n: int, dtype: Any) -> Any:
+        calls.append(n)
+        if len(calls) == 1:
+            raise MemoryError
+        return real(n, dtype)
+
+    pool_module._empty = first_fails
+    try:
+        out = pool.acquire(_F8, 3 << 15)  # too big to fit the retained buffer
+    finally:
+        pool_module._empty = real
+    assert len(out) == 3 << 15 and calls == [3 << 15, 3 << 15]
+    # The retained buffer was dropped to make room; the refused first try is no miss.
+    assert pool.stats().buffers == 0 and pool.cache_stats().misses == 2
+
+
+# Calls on pooled operands that are refused after the operands were pinned
+# (the failure branches that mark their buffers never-to-pool). ``x`` is an
+# I64 engine output [2, 3], ``z`` one of zeros, ``h`` an F64 one of halves.
+REFUSALS: dict[str, Callable[[Any, Any, Any, Any], Any]] = {
+    "integer division by zero": lambda e, x, z, h: e.div(x, z),
+    "lossy convert": lambda e, x, z, h: e.convert(h, tfr.DType.I64),
+    "matmul shape mismatch": lambda e, x, z, h: e.matmul(x, x),
+    "reshape to a wrong size": lambda e, x, z, h: e.reshape(x, (7,)),
+    "svd of an integer tensor": lambda e, x, z, h: e.svd(x),
+}
+
+
+def _operands(eng: tfr.CpuEngine) -> tuple[Any, Any, Any]:
+    ints = tfr.Tensor.from_vec_col_major((2, 3), np.arange(6, dtype=np.int64))
+    x = eng.add(ints, 1)
+    halves = tfr.Tensor.from_vec_col_major((2, 3), np.arange(6.0))
+    return x, eng.sub(x, x), eng.add(halves, 0.5)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_a_refused_call_does_not_leave_its_operands_counted_as_live(name: str) -> None:
+    eng = tfr.CpuEngine()
+    pool = eng._pool
+    live_before = _accounting(pool)[0]
+    x, z, h = _operands(eng)
+    with pytest.raises(tfr.TenferroError):
+        REFUSALS[name](eng, x, z, h)
+    del x, z, h
+    gc.collect()
+    assert _accounting(pool)[0] == live_before
+
+
+@given(st.sampled_from(sorted(REFUSALS)), st.lists(st.integers(1, 64), max_size=4))
+def test_a_refused_call_changes_no_pool_accounting(name: str, sizes: list[int]) -> None:
+    # Property: whatever the pool holds (retained buffers of the drawn sizes, live
+    # operands), the refusal leaves the live bytes and their peak as they were.
+    eng = tfr.CpuEngine()
+    for n in sizes:
+        eng.add(tfr.Tensor.from_vec_col_major((n,), np.ones(n)), 1.0)  # dropped: retained
+    x, z, h = _operands(eng)
+    before = _accounting(eng._pool)
+    with pytest.raises(tfr.TenferroError):
+        REFUSALS[name](eng, x, z, h)
+    after = _accounting(eng._pool)
+    assert after[:2] == before[:2]
