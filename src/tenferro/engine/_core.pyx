@@ -74,7 +74,8 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
     """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
     buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
     cdef object st = t._st
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
     _reading.append(st)
     try:
@@ -102,7 +103,8 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
     cdef object sa = a._st
     cdef object sb = b._st
     cdef tuple pin = (sa, sb)
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
     _reading.append(pin)
     try:
@@ -128,7 +130,8 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
     """``kernel(t.flat, value, out)`` (``kernel(value, t.flat, out)`` when ``first``) into a
     pooled output of ``t``'s shape, or None when ``t``'s buffer is exclusively borrowed."""
     cdef object st = t._st
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
     _reading.append(st)
     try:
@@ -161,7 +164,8 @@ cpdef object shaped(
     borrowed or empty. For the hot paths whose output is not ``t``'s shape (full and
     axis reductions, transposes)."""
     cdef object st = t._st
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(st)
     try:
         fa = st.flat
@@ -190,7 +194,8 @@ cpdef object shaped2(
     cdef object sa = a._st
     cdef object sb = b._st
     cdef tuple pin = (sa, sb)
-    cdef object owner, flat
+    cdef object flat
+    cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(pin)
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
@@ -216,7 +221,8 @@ cpdef object shapedn(
     into a pooled output of ``out_shape``, or None when any buffer is exclusively
     borrowed. For hot paths of three or more operands (fused expressions)."""
     cdef tuple pin = tuple([t._st for t in ts])
-    cdef object st, owner, flat
+    cdef object st, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(pin)
     try:
         for st in pin:
