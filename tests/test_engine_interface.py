@@ -2,10 +2,11 @@
 
 docs/internals.md ("The engine's view of Tensor") lists what code outside
 `tensor.py` may touch: three read-only fields, a few private methods and the
-private constructors. Engine outputs are built by `tensor._pooled`; the hot
-paths that inline it (`INLINED`, one entry per place: a function call there costs
-~100 ns, 5% of a small add) must set exactly the fields `_pooled` sets, to the
-same values.
+private constructors. Engine outputs are built by `tensor._pooled` or by the
+compiled per-operation protocol (engine/_core.pyx, which sets the same fields);
+no Python module builds a Tensor by hand (`INLINED` lists the declared
+exceptions: none) or pins a buffer by hand (`PINS_BY_HAND`: the general path's
+`Reads` only).
 """
 
 from __future__ import annotations
@@ -42,9 +43,17 @@ FUNCTIONS = {
     "_unadoptable",
     "_release_host_buffer",
 }
-#: Where `tensor._pooled` is inlined: (module, enclosing function).
-INLINED = {
-    ("engine/fusion/ops.py", "evaluate"),  # small fused expressions
+#: Where `tensor._pooled` is inlined: (module, enclosing function). None: the hot
+#: paths call the compiled core (engine/_core.pyx), which builds what `_pooled` builds.
+INLINED: set[tuple[str, str]] = set()
+#: Modules outside storage/ that pin a buffer themselves (append to or remove from
+#: `storage.host.reading`, or call ``HostBuffer.pin``/``unpin``), with why. Every
+#: other pin is the compiled core's.
+PINS_BY_HAND = {
+    # `Reads`: the general path's operand registry, which pins any number of
+    # operands (tensors and views) for a whole call and checks each with its typed
+    # refusal; the per-operation hot paths call the compiled core instead.
+    "engine/_base.py",
 }
 
 TENSOR_PRIVATE = {n for n in dir(Tensor) if n.startswith("_") and not n.startswith("__")} | set(
@@ -138,6 +147,38 @@ def test_pooled_sets_every_slot_of_tensor() -> None:
 def test_tensors_are_built_by_hand_only_where_pooled_is_inlined() -> None:
     places = {(rel, fn) for rel, fn, _ in _inlined_blocks()}
     assert places == INLINED
+
+
+def _pins_by_hand(tree: ast.Module) -> list[str]:
+    """Every place in ``tree`` that touches the engine-read registry or pins a buffer."""
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.ImportFrom) and any(a.name == "reading" for a in node.names)) or (
+            isinstance(node, ast.Attribute) and node.attr in {"reading", "pin", "unpin"}
+        ):
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_buffers_are_pinned_by_hand_only_in_the_declared_modules() -> None:
+    pinning = {rel for rel, tree in _modules() if _pins_by_hand(tree)}
+    pinning = {rel for rel in pinning if not rel.startswith("storage/")}
+    assert pinning == PINS_BY_HAND
+
+
+def test_the_pin_scan_sees_a_hand_inlined_protocol() -> None:
+    source = (
+        "from tenferro.storage.host import reading\n"
+        "def f(st):\n"
+        "    reading.append(st)\n"
+        "    try:\n"
+        "        return st.flat[0]\n"
+        "    finally:\n"
+        "        reading.remove(st)\n"
+    )
+    assert _pins_by_hand(ast.parse(source))
+    assert _pins_by_hand(ast.parse("def g(buf):\n    buf.pin()\n"))
+    assert _pins_by_hand(ast.parse("import x as _host\nr = _host.reading\n"))
 
 
 def test_inlined_copies_set_the_fields_pooled_sets() -> None:

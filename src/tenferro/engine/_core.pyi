@@ -31,4 +31,15 @@ def shaped2(
     out_dt: DType,
     eng: Any,
     arg: Any,
+    kept: bool = ...,
 ) -> Tensor | None: ...
+def shapedn(
+    kernel: Any,
+    ts: tuple[Tensor, ...],
+    out_shape: tuple[int, ...],
+    n_out: int,
+    out_dt: DType,
+    eng: Any,
+    arg: Any,
+) -> Tensor | None: ...
+def pinned(body: Any, st: Any, args: tuple[Any, ...]) -> Any: ...

@@ -57,7 +57,9 @@ cpdef object pooled(tuple shape, object dtype, object owner, object flat, object
     return t
 
 
-cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n):
+cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept=False):
+    if kept:
+        return eng._pool.acquire(np_dtype, n, True)
     return eng._pool.acquire(np_dtype, n)
 
 
@@ -72,9 +74,9 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
     """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
     buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
     cdef object st = t._st
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(st)
     try:
         if st.exclusive is not None:
@@ -101,9 +103,9 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
     cdef object sa = a._st
     cdef object sb = b._st
     cdef tuple pin = (sa, sb)
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(pin)
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
@@ -128,9 +130,9 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
     """``kernel(t.flat, value, out)`` (``kernel(value, t.flat, out)`` when ``first``) into a
     pooled output of ``t``'s shape, or None when ``t``'s buffer is exclusively borrowed."""
     cdef object st = t._st
-    cdef object fa, owner, flat
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    owner = None  # _forget reads it when the kernel or the acquire raises
     _reading.append(st)
     try:
         if st.exclusive is not None:
@@ -162,8 +164,8 @@ cpdef object shaped(
     borrowed or empty. For the hot paths whose output is not ``t``'s shape (full and
     axis reductions, transposes)."""
     cdef object st = t._st
-    cdef object fa, owner, flat
-    owner = None  # _forget reads it when the kernel or the acquire raises
+    cdef object fa, flat
+    cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(st)
     try:
         fa = st.flat
@@ -183,21 +185,22 @@ cpdef object shaped(
 
 cpdef object shaped2(
     object kernel, object a, object b, tuple out_shape, Py_ssize_t n_out, object out_dt,
-    object eng, object arg
+    object eng, object arg, bint kept=False
 ):
     """``kernel(a.flat, b.flat, out_flat, arg)`` into a pooled output of ``out_shape``, or
     None when either buffer is exclusively borrowed. For two-operand hot paths whose
-    output is not the operands' shape (2-D matmul, small contractions)."""
+    output is not the operands' shape (2-D matmul, small contractions). ``kept``: the
+    output is a result its caller keeps (`BufferPool.acquire`'s best-fit hint)."""
     cdef object sa = a._st
     cdef object sb = b._st
     cdef tuple pin = (sa, sb)
-    cdef object owner, flat
-    owner = None  # _forget reads it when the kernel or the acquire raises
+    cdef object flat
+    cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(pin)
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        owner = _acquire(eng, out_dt.numpy, n_out)
+        owner = _acquire(eng, out_dt.numpy, n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -208,3 +211,48 @@ cpdef object shaped2(
         raise
     finally:
         _reading.remove(pin)
+
+
+cpdef object shapedn(
+    object kernel, tuple ts, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object arg
+):
+    """``kernel(flats, out_flat, arg)`` (``flats``: a tuple of the operands' flat arrays)
+    into a pooled output of ``out_shape``, or None when any buffer is exclusively
+    borrowed. For hot paths of three or more operands (fused expressions)."""
+    cdef tuple pin = tuple([t._st for t in ts])
+    cdef object st, flat
+    cdef object owner = None  # bound before the try: _forget reads it
+    _reading.append(pin)
+    try:
+        for st in pin:
+            if st.exclusive is not None:
+                return None
+        owner = _acquire(eng, out_dt.numpy, n_out)
+        flat = owner if len(owner) == n_out else owner[:n_out]
+        kernel(tuple([st.flat for st in pin]), flat, arg)
+        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        _forget(eng, owner)
+        for st in pin:
+            st.failed_read = True
+        raise
+    finally:
+        _reading.remove(pin)
+
+
+cpdef object pinned(object body, object st, tuple args):
+    """``body(*args)`` while ``st`` is pinned, or None (``body`` not called) when ``st``
+    is exclusively borrowed. For the hot paths that read an operand without one pooled
+    output of their own (a scalar's value, LAPACK bodies that take their own outputs):
+    the same pin, writer check, failure mark and unpin as the functions above."""
+    _reading.append(st)
+    try:
+        if st.exclusive is not None:
+            return None
+        return body(*args)
+    except BaseException:
+        st.failed_read = True
+        raise
+    finally:
+        _reading.remove(st)

@@ -328,6 +328,15 @@ class ContractionOps(EngineBase):
                 _fast_remember(fast, plan)
             return self._einsum_execute(op, plan, arrays, dtype, out, reads)
 
+    def _einsum_planned(self, plan: Plan, operands: tuple[Any, ...]) -> Tensor:
+        """`einsum` of ``operands`` by a plan already validated for their shapes and one
+        dtype (the namespace's plan cache, `interface.einsum_run`): no parsing, no path
+        search, no plan lookup; the operands are read (pinned) as `einsum` reads them."""
+        op = "CpuEngine.einsum"
+        with Reads() as reads:
+            arrays, dtype = _read_all(op, operands, reads)
+            return self._einsum_execute(op, plan, arrays, dtype, None, reads)
+
     def contract_expression(
         self, subscripts: str, *shapes: Any, optimize: Any = "auto"
     ) -> ContractExpression:

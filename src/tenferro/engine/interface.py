@@ -13,7 +13,10 @@ checks it):
 * `view_of`: a view of an owner's buffer with a given layout (borrows);
 * `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
 * `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
-* `unary`, `binary`, `scalar`: the compiled per-operation protocol (`_core`).
+* `unary`, `binary`, `scalar`, `pinned`: the compiled per-operation protocol
+  (`_core`);
+* `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
+  namespace's plan cache).
 """
 
 from __future__ import annotations
@@ -29,16 +32,20 @@ from ..storage.host import HostBuffer, shared_refusal
 from ..tensor import Tensor
 from ..view import TensorView
 from . import cpu as _cpu
-from ._core import binary, scalar, unary
+from ._core import binary, pinned, scalar, unary
 from .cpu import CpuEngine, default_engine
+from .einsum import plan_for
 
 __all__ = [
     "axes_reduction",
     "binary",
     "c_view",
     "current",
+    "einsum_plan",
+    "einsum_run",
     "full_reduction",
     "output",
+    "pinned",
     "run",
     "scalar",
     "take_result",
@@ -124,6 +131,19 @@ def full_reduction(name: str, x: Any, fast: tuple[DType, ...]) -> Tensor | None:
 def axes_reduction(name: str, x: Any, axes: Any, keepdims: bool) -> Any:
     """The engine's reduction hot path over ``axes``, or None for the general path."""
     return current()._axes_fast(name, x, axes, keepdims)
+
+
+def einsum_plan(subscripts: str, shapes: tuple[Shape, ...]) -> Any:
+    """The validated plan of a string-form einsum over operands of ``shapes`` (the
+    default ``optimize``), raising `CpuEngine.einsum`'s typed errors. Plans do not
+    depend on dtypes or strides."""
+    return plan_for("CpuEngine.einsum", subscripts, shapes, "auto")
+
+
+def einsum_run(eng: CpuEngine, plan: Any, operands: tuple[Any, ...]) -> Tensor:
+    """``eng.einsum`` of ``operands`` (of the shapes ``plan`` was made for, one dtype) by
+    ``plan``: no parsing, no path search. **Borrows** the operands; a new pooled tensor."""
+    return eng._einsum_planned(plan, operands)
 
 
 def take_result(x: TensorView, res: Any) -> bool:

@@ -26,7 +26,6 @@ from ..engine import interface as _interface
 from ..engine._base import Reads
 from ..errors import ValidationError
 from ..layout import col_major_strides, row_major_strides, shape_size
-from ..storage import host as _host
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
@@ -67,7 +66,6 @@ _F64 = DType.F64
 _C64 = DType.C64
 #: Python ints up to this magnitude convert to float64 exactly.
 _EXACT_INT = 2**53
-_reading = _host.reading
 
 
 def is_array(x: Any) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..engine import default_engine
+from ..engine.interface import einsum_plan, einsum_run
 from ..errors import ValidationError
 from ..tensor import Tensor
 from ..view import TensorView
@@ -45,16 +46,33 @@ def _promoted(arrays: tuple[Any, ...], op: str) -> tuple[Any, ...]:
     return tuple(a if a.dtype is dt else astype(a, dt) for a in arrays)
 
 
-def _numeric_vectors(x1: Any, x2: Any, op: str, name: str) -> tuple[Any, Any]:
-    """Both operands checked (numeric arrays of rank >= 1) and promoted to one dtype."""
-    check_array(x1, op, "x1")
-    check_array(x2, op, "x2")
+def _numeric_dtype(x1: Any, x2: Any, op: str, name: str) -> DType:
+    """The one dtype of two numeric arrays of rank >= 1 (checked arrays; typed errors)."""
     check_category(op, x1.dtype, "numeric")
     check_category(op, x2.dtype, "numeric")
-    a, b = _promoted((x1, x2), op)
-    if a.ndim == 0 or b.ndim == 0:
+    dt = operand_dtype((x1, x2), op)
+    if x1.ndim == 0 or x2.ndim == 0:
         raise ValidationError(op, f"{name} needs arrays of rank >= 1", kind="INVALID_ARGUMENT")
-    return a, b
+    return dt
+
+
+#: Validated plans of the namespace's products, per (function, shapes, dtypes, axes or
+#: subscripts as given): a repeated call does no validation, promotion lookup, axis
+#: normalisation, parsing or path search. Bounded: cleared when full. Keys hold exact
+#: ints only (a bool equals an int but must still be refused).
+_PLANS: dict[Any, Any] = {}
+_PLAN_CACHE_SIZE = 1024
+
+
+def _planned(key: Any, build: Any, *args: Any) -> Any:
+    """``build(*args)`` (which validates and raises typed errors), cached under ``key``."""
+    hit = _PLANS.get(key)
+    if hit is None:
+        hit = build(*args)
+        if len(_PLANS) >= _PLAN_CACHE_SIZE:
+            _PLANS.clear()
+        _PLANS[key] = hit
+    return hit
 
 
 def matmul(x1: Any, x2: Any, /) -> Any:
@@ -83,19 +101,27 @@ def matmul(x1: Any, x2: Any, /) -> Any:
                 and m1._dtype in _BLAS
             ):
                 return unmirror(engine().matmul(m2, m1))
-    a, b = _numeric_vectors(x1, x2, op, "matmul")
-    if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
-        raise ValidationError(
-            op,
-            f"contracted dimensions differ: {a.shape} @ {b.shape}",
-            kind="DIM_MISMATCH",
-        )
-    if a.ndim == 2 and b.ndim == 2 and a.dtype.is_float | a.dtype.is_complex:
+    check_array(x1, op, "x1")
+    check_array(x2, op, "x2")
+    dt = _planned(("matmul", x1.shape, x2.shape, x1.dtype, x2.dtype), _matmul_plan, x1, x2)
+    a = x1 if x1.dtype is dt else astype(x1, dt)
+    b = x2 if x2.dtype is dt else astype(x2, dt)
+    if a.ndim == 2 and b.ndim == 2 and dt.is_float | dt.is_complex:
         return default_engine().matmul(a, b)
     try:
         return emit(op, compute(op, np.matmul, (a, b)))
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+def _matmul_plan(x1: Any, x2: Any) -> DType:
+    """The validated result dtype of ``x1 @ x2`` (typed errors), cached by `_planned`."""
+    op = "tenferro.matmul"
+    dt = _numeric_dtype(x1, x2, op, "matmul")
+    s1, s2 = x1.shape, x2.shape
+    if s1[-1] != s2[0 if len(s2) == 1 else -2]:
+        raise ValidationError(op, f"contracted dimensions differ: {s1} @ {s2}", kind="DIM_MISMATCH")
+    return dt
 
 
 def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
@@ -106,14 +132,10 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     check_array(x2, op, "x2")
     a, b = (x1, x2) if x1.dtype is x2.dtype else _promoted((x1, x2), op)
     key = _axes_key(a.shape, b.shape, axes)
-    hit = _TENSORDOT_AXES.get(key) if key is not None else None
-    if hit is None:
-        hit = _tensordot_axes(a, b, axes, op)
-        if key is not None:
-            if len(_TENSORDOT_AXES) >= _PLAN_CACHE_SIZE:
-                _TENSORDOT_AXES.clear()
-            _TENSORDOT_AXES[key] = hit
-    ax_a, ax_b = hit
+    if key is None:
+        ax_a, ax_b = _tensordot_axes(a, b, axes, op)
+    else:
+        ax_a, ax_b = _planned(key, _tensordot_axes, a, b, axes, op)
     if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
         return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
     if _c_ordered_pair(a, b):
@@ -142,12 +164,6 @@ def _c_ordered_pair(a: Any, b: Any) -> bool:
     return False
 
 
-#: Validated (x1 axes, x2 axes) of `tensordot`, per (shapes, axes as given): a repeated
-#: call does no axis normalisation. Bounded: cleared when full.
-_TENSORDOT_AXES: dict[Any, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-_PLAN_CACHE_SIZE = 1024
-
-
 def _exact_ints(seq: Any) -> tuple[int, ...] | None:
     if seq.__class__ is not tuple and seq.__class__ is not list:
         return (seq,) if seq.__class__ is int else None
@@ -161,12 +177,12 @@ def _axes_key(sa: Any, sb: Any, axes: Any) -> Any:
     """The cache key of a tensordot call, or None for axes that are not exact ints (a
     bool equals an int but must be refused: only exact ints share validated axes)."""
     if axes.__class__ is int:
-        return (sa, sb, axes)
+        return ("tensordot", sa, sb, axes)
     if (axes.__class__ is tuple or axes.__class__ is list) and len(axes) == 2:
         pa = _exact_ints(axes[0])
         pb = _exact_ints(axes[1])
         if pa is not None and pb is not None:
-            return (sa, sb, pa, pb)
+            return ("tensordot", sa, sb, pa, pb)
     return None
 
 
@@ -198,13 +214,29 @@ def _tensordot_axes(a: Any, b: Any, axes: Any, op: str) -> tuple[tuple[int, ...]
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
     """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the rest. Ownership: **computes**."""
     op = "tenferro.vecdot"
-    a, b = _numeric_vectors(x1, x2, op, "vecdot")
-    if axis >= 0 or -axis > min(a.ndim, b.ndim) or a.shape[axis] != b.shape[axis]:
-        raise ValidationError(op, f"axis {axis} does not pair up", kind="INVALID_AXIS")
+    check_array(x1, op, "x1")
+    check_array(x2, op, "x2")
+    if axis.__class__ is int:
+        key = ("vecdot", x1.shape, x2.shape, x1.dtype, x2.dtype, axis)
+        dt = _planned(key, _vecdot_plan, x1, x2, axis)
+    else:
+        dt = _vecdot_plan(x1, x2, axis)
+    a = x1 if x1.dtype is dt else astype(x1, dt)
+    b = x2 if x2.dtype is dt else astype(x2, dt)
     try:
         return emit(op, compute(op, lambda p, q: _np.vecdot(p, q, axis=axis), (a, b)))
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+def _vecdot_plan(x1: Any, x2: Any, axis: Any) -> DType:
+    """The validated result dtype of ``vecdot(x1, x2, axis=axis)`` (typed errors)."""
+    op = "tenferro.vecdot"
+    dt = _numeric_dtype(x1, x2, op, "vecdot")
+    s1, s2 = x1.shape, x2.shape
+    if axis >= 0 or -axis > min(len(s1), len(s2)) or s1[axis] != s2[axis]:
+        raise ValidationError(op, f"axis {axis} does not pair up", kind="INVALID_AXIS")
+    return dt
 
 
 def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
@@ -215,11 +247,27 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
     op = "tenferro.einsum"
     for x in operands:
         check_array(x, op, "operand")
-    arrays = _promoted(operands, op) if len(operands) > 1 else operands
-    if optimize is None:
-        return default_engine().einsum(subscripts, *arrays)
-    # An explicit path or strategy is checked (and refused) as `CpuEngine.einsum` does.
-    return default_engine().einsum(subscripts, *arrays, optimize=optimize)
+    if subscripts.__class__ is not str or not operands or optimize is not None:
+        arrays = _promoted(operands, op) if len(operands) > 1 else operands
+        if optimize is None:
+            return default_engine().einsum(subscripts, *arrays)
+        # An explicit path or strategy is checked (and refused) as `CpuEngine.einsum` does.
+        return default_engine().einsum(subscripts, *arrays, optimize=optimize)
+    key = ("einsum", subscripts, *[(x.shape, x.dtype) for x in operands])
+    dt, plan = _planned(key, _einsum_plan, subscripts, operands)
+    arrays = tuple(x if x.dtype is dt else astype(x, dt) for x in operands)
+    eng = default_engine()
+    if len(arrays) == 2 and arrays[0].__class__ is Tensor and arrays[1].__class__ is Tensor:
+        # Two plain tensors: the engine's binary fast record (no planning either).
+        return eng.einsum(subscripts, *arrays)
+    return einsum_run(eng, plan, arrays)
+
+
+def _einsum_plan(subscripts: str, operands: tuple[Any, ...]) -> tuple[DType, Any]:
+    """``(dtype, plan)``: the operands' one dtype and the validated einsum plan over their
+    shapes (typed errors), cached by `_planned`."""
+    dt = operand_dtype(operands, "tenferro.einsum") if len(operands) > 1 else operands[0].dtype
+    return dt, einsum_plan(subscripts, tuple(x.shape for x in operands))
 
 
 def dot(a: Any, b: Any, /) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, promote_types
-from ..engine.interface import view_of
+from ..engine.interface import pinned, view_of
 from ..errors import (
     BorrowError,
     DTypeError,
@@ -27,8 +27,8 @@ from ..errors import (
 )
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
-from ..storage.host import reading as _reading
 from ..tensor import Tensor
+from ..view import TensorView
 from ._adapter import (
     ARRAY_TYPES,
     Reads,
@@ -122,6 +122,22 @@ def _check_basic(key: tuple[Any, ...], shape: tuple[int, ...], op: str) -> None:
 def getitem(x: Any, key: Any) -> Any:
     """``x[key]``. Basic keys **borrow** (a view); array and mask keys **copy** (counted)."""
     op = "tenferro.__getitem__"
+    if key.__class__ is int:
+        # One int (``x[1]`` in a loop): the selection is cached per descriptor.
+        cls = x.__class__
+        if cls is Tensor:
+            x._live(op)
+            shape = x._shape
+            sel = _SELECTED.get((key, shape))
+            if sel is None:
+                sel = _selected((key, shape), (key,), shape, col_major_strides(shape), 0, op)
+            return view_of(x, *sel)
+        if cls is TensorView:
+            cached = (key, x._shape, x._strides, x._offset)
+            sel = _SELECTED.get(cached)
+            if sel is None:
+                sel = _selected(cached, (key,), *cached[1:], op)
+            return x._derive(*sel)
     items = key if key.__class__ is tuple else (key,)
     for i in items:
         if i.__class__ not in _PLAIN:
@@ -149,6 +165,29 @@ def getitem(x: Any, key: Any) -> Any:
 
 
 _PLAIN = (int, slice, type(None), type(Ellipsis))
+
+Descriptor = tuple[tuple[int, ...], tuple[int, ...], int]
+#: `_select`'s result for one int key, per (key, shape) of an owner or (key, shape,
+#: strides, offset) of a view: a checked selection depends on nothing else. Bounded:
+#: emptied when full. A refused key is never cached (it raises every time).
+_SELECTED: dict[tuple[Any, ...], Descriptor] = {}
+_SELECTED_SIZE = 1024
+
+
+def _selected(
+    cached: tuple[Any, ...],
+    key: tuple[Any, ...],
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    offset: int,
+    op: str,
+) -> Descriptor:
+    """`_select`, kept in `_SELECTED` under ``cached``."""
+    sel = _select(key, shape, strides, offset, op)
+    if len(_SELECTED) >= _SELECTED_SIZE:
+        _SELECTED.clear()
+    _SELECTED[cached] = sel
+    return sel
 
 
 def _select(
@@ -364,13 +403,11 @@ def scalar_value(x: Any, name: str) -> Any:
         st = x._st
         # INVARIANT: a plain host tensor's flat array holds exactly its elements.
         if st.__class__ is HostBuffer and len(st.flat) == 1:
-            # Pin, THEN check for a writer (see HostBuffer.pin).
-            _reading.append(st)
-            try:
-                if st.exclusive is None:
-                    return st.flat[0].item()
-            finally:
-                _reading.remove(st)
+            # The per-operation protocol, compiled (engine/_core.pyx): pin, check for
+            # a writer (None: the general path refuses it), read, unpin.
+            value = pinned(_item, st, (st.flat,))
+            if value is not None:
+                return value
     op = f"Tensor.{name}"
     check_array(x, op)
     n = x.size
@@ -383,6 +420,11 @@ def scalar_value(x: Any, name: str) -> Any:
             size=n,
         )
     return compute(op, lambda a: a.reshape(-1)[0].item(), (x,))
+
+
+def _item(flat: Any) -> Any:
+    """The first element of ``flat`` as a Python scalar (never None)."""
+    return flat[0].item()
 
 
 def index_value(x: Any) -> int:

@@ -10,7 +10,8 @@ step is one product reading both operands in place is turned, once, into a
 `Binary` record (how to view each operand's flat buffer, the kernel, the
 output grouping), kept in a small dict keyed by ``(subscripts, optimize,
 shape_a, shape_b)``. A call that finds its record runs it directly: pin the
-two buffers, view, one BLAS call into a pooled output.
+two buffers, view, one BLAS call into a pooled output (the compiled
+per-operation protocol, `_core.shaped2`).
 
 A record holds only shapes and axis orders, no arrays; it serves every BLAS
 dtype (float and complex: the strides of a compact array scale with the
@@ -23,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ...storage import host as _host
 from ...storage.host import HostBuffer
-from ...tensor import Tensor, _pooled
+from ...tensor import Tensor
+from .._core import shaped2 as _core_shaped2
 from ..gemm import MATMUL, blasable, grouped_view, run_kernel
 from .planner import GEMM, Plan
 
@@ -34,7 +35,6 @@ __all__ = ["Binary", "binary_record", "lookup", "remember", "run_binary"]
 Shape = tuple[int, ...]
 Array = np.ndarray[Any, Any]
 
-_reading = _host.reading  # bound by assignment, as in contraction.py
 _dot = np.dot
 
 #: Records kept at most (the dict is emptied when full: a loop re-fills it at once).
@@ -149,43 +149,25 @@ def run_binary(engine: Any, rec: Binary, a: Tensor, b: Tensor, blas_types: Any) 
         or dt not in blas_types
     ):
         return None
-    # Pin both, THEN check for a writer (see HostBuffer.pin).
-    pin = (st_a, st_b)
-    _reading.append(pin)
-    try:
-        if st_a.exclusive is not None or st_b.exclusive is not None:
-            return None
-        fa = st_a.flat
-        fb = st_b.flat
-        if not rec.a_left:
-            fa, fb = fb, fa
-        shape, axes = rec.view_left
-        left = fa.reshape(shape).transpose(axes)
-        shape, axes = rec.view_right
-        right = fb.reshape(shape).transpose(axes)
-        size = rec.size
-        owner = engine._pool.acquire(fa.dtype, size, True)  # a kept result (pool.py)
-        flat = owner if len(owner) == size else owner[:size]
-        try:
-            dims = rec.dims
-            if len(dims) == 2:
-                # One BLAS call (transposed views become its trans flags); writes
-                # every element of the n x m output.
-                _dot(right, left, flat.reshape(dims))
-            else:
-                # Every kernel writes every element of its (bt, n, m) output.
-                run_kernel(rec.kernel, left, right, flat.reshape(dims))
-        except BaseException:
-            # Dropped, never pooled: the traceback keeps this frame's writable
-            # `owner` (EngineBase._run).
-            engine._pool.forget(owner)  # never back: stop counting it live
-            del flat, owner
-            raise
-        return _pooled(rec.out_shape, dt, owner, flat, engine._recycler)
-    except BaseException:
-        # A traceback may keep an operand's internal array: pooled at its death
-        # only if none survives (HostBuffer.failed_read, docs/internals.md).
-        st_a.failed_read = st_b.failed_read = True
-        raise
-    finally:
-        _reading.remove(pin)
+    # The per-operation protocol, compiled (engine/_core.pyx): pin both, check for a
+    # writer, a kept pooled output of rec.size elements, the failure policy.
+    return _core_shaped2(_kernel, a, b, rec.out_shape, rec.size, dt, engine, rec, True)
+
+
+def _kernel(fa: Array, fb: Array, flat: Array, rec: Binary) -> None:
+    """``rec``'s product of two compact flat buffers into ``flat`` (``_core.shaped2``'s
+    kernel); writes every element of it."""
+    if not rec.a_left:
+        fa, fb = fb, fa
+    shape, axes = rec.view_left
+    left = fa.reshape(shape).transpose(axes)
+    shape, axes = rec.view_right
+    right = fb.reshape(shape).transpose(axes)
+    dims = rec.dims
+    if len(dims) == 2:
+        # One BLAS call (transposed views become its trans flags); writes every
+        # element of the n x m output.
+        _dot(right, left, flat.reshape(dims))
+    else:
+        # Every kernel writes every element of its (bt, n, m) output.
+        run_kernel(rec.kernel, left, right, flat.reshape(dims))

@@ -1,6 +1,7 @@
 """The code generator of the small path: Python source written once per expression
-and operand dtypes (`_kernel_source`) that checks and pins exactly these
-operands and calls exactly these ufuncs, the kernels it built, and their caches."""
+and operand dtypes (`_kernel_source`) that checks exactly these operands and hands
+exactly these ufuncs to the compiled per-operation protocol (`_core`), the kernels
+it built, and their caches."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from ...dtype import DType
-from ...storage import host as _host
 from ...storage.host import HostBuffer
 from ...tensor import Tensor
+from .. import _core
 from .compiler import _BINARY_FUNCS, _Program
 from .programs import _program
 from .tiles import _nonneg, _nonzero, _slot_code
@@ -26,8 +27,6 @@ from .tiles import _nonneg, _nonzero, _slot_code
 #: hand-off) lost to numpy on + - * chains there (1.2-2x) while this path matched it;
 #: from 1M numexpr's blocked threads win for + - * /.
 SMALL = 1 << 20
-
-_reading = _host.reading  # bound by assignment: see elementwise.py
 
 #: The small path's kernels, one per expression (`_kernel_source`). The operand
 #: names are those of the expression (an unused operand and an unknown name are
@@ -87,12 +86,13 @@ def _step_lines(instrs: list[tuple[Any, ...]], local: list[str], env: dict[str, 
 def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[str, Any]) -> str:
     """The source of the small path's kernel for ``prog`` and these operand dtypes.
 
-    ``kernel(operands, pool)`` returns ``(owner, flat, shape, dtype)`` for a pooled
-    result, `_REPLAN` when an operand has another dtype, or None when the
-    operands are not plain host tensors of one shape with 1 to `SMALL` - 1
-    elements, or one is being written (the general path takes those, and raises
-    every error). Straight-line code: the checks and the ufunc calls of this one
-    expression, nothing looked up or looped over per call but the tiles.
+    ``kernel(operands, eng, pool)`` returns a new pooled tensor (made by the compiled
+    core, `_core.shaped`, `shaped2` or `shapedn`, with the generated ``body`` as its
+    kernel), `_REPLAN` when an operand has another dtype, or None when the operands
+    are not plain host tensors of one shape with 1 to `SMALL` - 1 elements, or one
+    is being written (the general path takes those, and raises every error).
+    Straight-line code: the checks and the ufunc calls of this one expression,
+    nothing looked up or looped over per call but the tiles.
     """
     instrs, consts = _slot_code(prog)
     nin = len(prog.inputs)
@@ -138,11 +138,53 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
     # dictionary lookup per use).
     split, tile = int(SMALL_SPLIT), int(SMALL_TILE)
     either = " or "
-    # Every local that holds a pooled buffer or a writable view of one.
-    held = " = ".join(["owner", "o", *(f"r{r}" for r in regs), *(f"h{r}" for r in regs)])
-    pad = " " * 8
+    # The per-operation protocol is the compiled core's (engine/_core.pyx: pin, check
+    # for a writer, the pooled output, the failure policy, unpin): `body` is its
+    # kernel, the compiled expression over the pinned operands' flat arrays into the
+    # output ``o`` (taken first, as the general path does: a loop gets its last
+    # output's buffer back, since registers are given back before it is dropped).
+    if nin == 1:
+        head, call = "def body(x0, o, pool):", "shaped(body, t0, shape, n, RESULT, eng, pool)"
+    elif nin == 2:
+        head = "def body(x0, x1, o, pool):"
+        call = "shaped2(body, t0, t1, shape, n, RESULT, eng, pool)"
+    else:
+        head = "def body(xs, o, pool):"
+        call = f"shapedn(body, ({', '.join(ts)},), shape, n, RESULT, eng, pool)"
     src = [
-        "def kernel(ops, pool):",
+        head,
+        *([f"    {', '.join(xs)}, = xs"] if nin > 2 else []),
+        "    n = len(o)",
+        *([f"    m = n if n < {split} else {tile}"] if regs else []),
+        *(
+            line
+            for r in regs
+            for line in (
+                f"    h{r} = pool.acquire(R{r}, m)",
+                f"    r{r} = h{r} if len(h{r}) == m else h{r}[:m]",
+            )
+        ),
+        # Every operand holds exactly n elements (plain host INVARIANT, equal shapes):
+        # the last step writes every element of o (of each tile of it). A step that
+        # raises leaves the registers unreturned: dropped, never pooled (the
+        # traceback keeps this frame's writable views of them).
+        f"    if n < {split}:",
+        *(f"        {line}" for line in whole),
+        "    else:",
+        f"        for s in range(0, n, {tile}):",
+        f"            e = s + {tile}",
+        "            if e > n:",
+        "                e = n",
+        *(f"                g{r} = r{r}[: n - s]" for r in regs),
+        *(["            else:"] if regs else []),
+        *(f"                g{r} = r{r}" for r in regs),
+        *(f"            y{i} = {xs[i]}[s:e]" for i in range(nin)),
+        "            q = o[s:e]",
+        *(f"            {line}" for line in tiled),
+        *(f"    pool.recycle(h{r}, 0)" for r in regs),
+        "",
+        "",
+        "def kernel(ops, eng, pool):",
         f"    if len(ops) != {nin}:",
         "        return None",
         "    try:",
@@ -162,65 +204,15 @@ def _kernel_source(prog: _Program, numpy_dtypes: list[np.dtype[Any]], env: dict[
             "        return None",
         ]
     src += [
-        # Pin every operand, THEN check for a writer (see HostBuffer.pin).
-        f"    pin = ({', '.join(ss)},)",
-        "    reading.append(pin)",
-        "    try:",
-        f"        if {either.join(f'{s}.exclusive is not None' for s in ss)}:",
-        "            return None  # the general path refuses it",
-        *(f"        {xs[i]} = {ss[i]}.flat" for i in range(nin)),
-        f"        if {either.join(f'{xs[i]}.dtype is not D{i}' for i in range(nin))}:",
-        "            return REPLAN",
-        "        n = len(x0)",
-        f"        if not 0 < n < {int(SMALL)}:",
-        "            return None",
-        # The output first, as the general path does: a loop gets its last output's
-        # buffer back (registers are given back first, so they are not the newest
-        # released buffers when the output is dropped).
-        f"{pad}{held} = None",
-        "        try:",
-        "            owner = pool.acquire(RESULT_NP, n)",
-        "            o = owner if len(owner) == n else owner[:n]",
-        *([f"            m = n if n < {split} else {tile}"] if regs else []),
-        *(
-            line
-            for r in regs
-            for line in (
-                f"            h{r} = pool.acquire(R{r}, m)",
-                f"            r{r} = h{r} if len(h{r}) == m else h{r}[:m]",
-            )
-        ),
-        # Every operand holds exactly n elements (plain host INVARIANT, equal
-        # shapes): the last step writes every element of o (of each tile of it).
-        f"            if n < {split}:",
-        *(f"                {line}" for line in whole),
-        "            else:",
-        f"                for s in range(0, n, {tile}):",
-        f"                    e = s + {tile}",
-        "                    if e > n:",
-        "                        e = n",
-        *(f"                        g{r} = r{r}[: n - s]" for r in regs),
-        *(["                    else:"] if regs else []),
-        *(f"                        g{r} = r{r}" for r in regs),
-        *(f"                    y{i} = {xs[i]}[s:e]" for i in range(nin)),
-        "                    q = o[s:e]",
-        *(f"                    {line}" for line in tiled),
-        "        except BaseException:",
-        # Dropped, never pooled: the traceback keeps this frame, and with it
-        # writable views of the output and the registers (EngineBase._run).
-        f"{pad}    {held} = None",
-        f"            if n >= {split}:",
-        f"                {' = '.join(['q', *(f'g{r}' for r in regs)])} = None",
-        "            raise",
-        *(f"        pool.recycle(h{r}, 0)" for r in regs),
-        "        return owner, o, shape, RESULT",
-        "    except BaseException:",
-        # The traceback keeps the operands' internal arrays: never pool their
-        # buffers (Reads.__exit__).
-        f"        {' = '.join(f'{s}.recycler' for s in ss)} = None",
-        "        raise",
-        "    finally:",
-        "        reading.remove(pin)",
+        # A buffer's flat array is fixed for its life: its dtype and length are read
+        # before the core pins it.
+        *(f"    {xs[i]} = {ss[i]}.flat" for i in range(nin)),
+        f"    if {either.join(f'{xs[i]}.dtype is not D{i}' for i in range(nin))}:",
+        "        return REPLAN",
+        "    n = len(x0)",
+        f"    if not 0 < n < {int(SMALL)}:",
+        "        return None",
+        f"    return {call}",
     ]
     return "\n".join(src) + "\n"
 
@@ -231,7 +223,9 @@ def _small_kernel(expr: str, dtypes: dict[str, DType], numpy_dtypes: dict[str, A
     env: dict[str, Any] = {
         "Tensor": Tensor,
         "HostBuffer": HostBuffer,
-        "reading": _reading,
+        "shaped": _core.shaped,
+        "shaped2": _core.shaped2,
+        "shapedn": _core.shapedn,
         "REPLAN": _REPLAN,
         "copyto": np.copyto,
         "_nonzero": _nonzero,

@@ -18,8 +18,6 @@ from .kernel import _REPLAN, _built, _kernels, _small_kernel
 from .programs import _MAX_PROGRAMS, _cache_lock, _program
 from .workers import _parallel
 
-_new = object.__new__
-
 
 class FusionOps(EngineBase):
     """The fused evaluator of `CpuEngine` (mixed in; see the module docstring)."""
@@ -50,19 +48,11 @@ class FusionOps(EngineBase):
         if out is None and (backend == "auto" or backend == "tiled") and operands:
             # The small path: one generated kernel per expression (`_kernel_source`).
             kernel = _kernels.get(expr)
-            got: Any = _REPLAN if kernel is None else kernel(operands, self._pool)
+            got: Any = _REPLAN if kernel is None else kernel(operands, self, self._pool)
             if got is _REPLAN:
                 got = self._plan_small(expr, operands)
             if got is not None:
-                owner, flat, shape, dtype = got
-                # INVARIANT: the same fields as tensor._pooled, inlined (the fixed cost
-                # of a small call is what the fusion benchmark measures at 1K).
-                t: Tensor = _new(Tensor)
-                t._shape = shape
-                t._dtype = dtype
-                t._st = HostBuffer(owner, flat, self._recycler)
-                t._moved = None
-                return t
+                return got  # type: ignore[no-any-return]
         if backend not in ("auto", "tiled", "numexpr"):
             raise ValidationError(
                 OP,
@@ -72,7 +62,7 @@ class FusionOps(EngineBase):
         with Reads() as reads:
             return self._evaluate(reads, expr, out, backend, operands)
 
-    def _plan_small(self, expr: str, operands: dict[str, Any]) -> tuple[Any, ...] | None:
+    def _plan_small(self, expr: str, operands: dict[str, Any]) -> Tensor | None:
         """Build the small path's kernel for these operands, cache it and run it (or None).
 
         Only plain host tensors get a kernel (anything else takes the general path,
@@ -96,7 +86,7 @@ class FusionOps(EngineBase):
                 _built.clear()
                 _kernels.clear()
             _built[key] = _kernels[expr] = kernel
-        got = kernel(operands, self._pool)
+        got = kernel(operands, self, self._pool)
         # A fresh kernel took these very dtype objects: it never asks to be rebuilt.
         return None if got is _REPLAN else got
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from ...storage import host as _host
 from ...storage.host import HostBuffer
-from ...tensor import Tensor, _pooled
+from ...tensor import Tensor
 from .._base import EngineBase
+from .._core import shaped as _core_shaped
 from . import _kernels as K
 from . import _lean
 from ._adapter import run_call
@@ -39,7 +39,20 @@ __all__ = [
 _dot_parts = K._dot_parts  # the cache itself: one dict lookup on the hot path
 _sqrt = math.sqrt
 _INF = math.inf
-_reading = _host.reading  # bound by assignment: see elementwise.py
+
+
+def _fro_kernel(fa: Any, flat: Any, arg: Any) -> None:
+    """The Frobenius norm of ``fa`` into the one element of ``flat`` (``_core.shaped``'s
+    kernel for `LinalgOps._fro_fast`): one safe 2-norm of every element (the norm does
+    not depend on their order), `K.two_norm`'s common case (one BLAS dot) inlined."""
+    (dot, complex_, safe_low, _real, _real_np), dt = arg
+    ss = dot(fa, fa)
+    if complex_:
+        ss = ss.real
+    # `K.two_norm`'s test: sqrt(dot) is exact unless the sum of squares overflowed,
+    # is NaN, or is small enough for squares to have underflowed.
+    # INVARIANT: the one element of the rank-0 result is written here.
+    flat[0] = _sqrt(ss) if safe_low * len(fa) < ss < _INF else K.two_norm(fa, dt)
 
 
 class SVDResult(NamedTuple):
@@ -369,44 +382,20 @@ class LinalgOps(EngineBase):
     def _fro_fast(self, a: Tensor) -> Tensor | None:
         """The Frobenius norm of one non-empty plain host matrix, or None.
 
-        The hot path of ``matrix_norm(a)``, as `_full_fast` is for reductions:
-        pin, then check for a writer (see `HostBuffer.pin`), one safe 2-norm of
-        ``HostBuffer.flat`` (every element; the norm does not depend on their
-        order), and the value written into a one-element pooled buffer. It skips
-        the general path's operand, output and batch bookkeeping, which cost three
-        times numpy's whole call on a 64 x 64 matrix, and inlines `K.two_norm`'s
-        common case (one BLAS dot) with the dtype's parts looked up once.
+        The hot path of ``matrix_norm(a)``, as `_full_fast` is for reductions: the
+        compiled per-operation protocol (`_core.shaped`) running `_fro_kernel` into
+        a one-element pooled buffer. It skips the general path's operand, output
+        and batch bookkeeping, which cost three times numpy's whole call on a
+        64 x 64 matrix, with the dtype's parts looked up once.
         """
         st = a._st
         dt = a._dtype
         parts = _dot_parts.get(dt) or K.dot_parts(dt)
         if st.__class__ is not HostBuffer or len(a._shape) != 2 or parts is None:
             return None
-        dot, complex_, safe_low, real, real_np = parts
-        _reading.append(st)
-        try:
-            fa = st.flat
-            size = len(fa)
-            if st.exclusive is not None or not size:
-                return None  # the general path refuses or handles it
-            ss = dot(fa, fa)
-            if complex_:
-                ss = ss.real
-            # `K.two_norm`'s test: sqrt(dot) is exact unless the sum of squares
-            # overflowed, is NaN, or is small enough for squares to have underflowed.
-            value = _sqrt(ss) if safe_low * size < ss < _INF else K.two_norm(fa, dt)
-            owner = self._pool.acquire(real_np, 1)
-            flat = owner if len(owner) == 1 else owner[:1]
-            # INVARIANT: the one element of the rank-0 result is written here.
-            flat[0] = value
-            return _pooled((), real, owner, flat, self._recycler)
-        except BaseException:
-            # A traceback may keep an operand's internal array: pooled at its death
-            # only if none survives (HostBuffer.failed_read, docs/internals.md).
-            st.failed_read = True
-            raise
-        finally:
-            _reading.remove(st)
+        # The per-operation protocol, compiled (engine/_core.pyx); None for an empty
+        # or exclusively borrowed operand (the general path handles or refuses it).
+        return _core_shaped(_fro_kernel, a, (), 1, parts[3], self, (parts, dt))
 
     def vector_norm(
         self, x: Any, axes: Any = None, keepdims: bool = False, ord: float = 2

@@ -9,14 +9,15 @@ F64, C32 or C64 (and, for solve, a right-hand side of the same kind), with
 nothing but the rules:
 
 * the operand's buffer is pinned *before* it is checked for an exclusive
-  borrow (`HostBuffer.pin`, inlined as in `elementwise._binary_method`), read
-  through ``HostBuffer.flat`` (no alias) and unpinned when the call ends;
+  borrow, read through ``HostBuffer.flat`` (no alias) and unpinned when the
+  call ends: the compiled per-operation protocol (`_core.pinned`);
 * results and LAPACK's overwritten copy of the input are pooled buffers;
   scratch goes back to the pool once no array over it is left, results are
   handed out by `tensor._pooled`;
 * if anything raises, the buffers taken so far are dropped, never pooled (the
   traceback keeps arrays over them), and the operands' buffers are marked
-  never-to-pool (`Reads.__exit__`: the traceback keeps their internal arrays);
+  ``failed_read`` (pooled at their death only if no internal array over them
+  survives: docs/internals.md, "Failure policy for pooled buffers");
 * a LAPACK failure (``info != 0``) or any case this module does not handle
   (empty, batched, a borrowed operand, views, ...) gives its buffers back and
   returns None: the caller then runs the general path, which raises the typed
@@ -41,10 +42,10 @@ from typing import Any
 import numpy as np
 
 from ...dtype import DType
-from ...storage import host as _host
 from ...storage.host import HostBuffer
 from ...tensor import Tensor, _pooled
 from .._base import EngineBase
+from .._core import pinned as _core_pinned
 from . import _kernels as K
 from ._lapack import f2py, ptr
 
@@ -68,7 +69,6 @@ Array = np.ndarray[Any, Any]
 # ``body(eng, flat, dt, m, n, *args)``: the result, or None for the general path.
 Body = Callable[..., Any]
 
-_reading = _host.reading  # bound by assignment: see elementwise.py
 _I64 = DType.I64.numpy
 _LAPACK = frozenset((DType.F32, DType.F64, DType.C32, DType.C64))
 _COMPLEX_OF = {
@@ -95,19 +95,9 @@ def run(eng: EngineBase, a: Any, square: bool, body: Body, *args: Any) -> Any:
     m, n = shape
     if not m or not n or (square and m != n):
         return None
-    # Pin, THEN check for a writer (see HostBuffer.pin).
-    _reading.append(st)
-    try:
-        if st.exclusive is not None:
-            return None  # the general path refuses it (typed)
-        return body(eng, st.flat, dt, m, n, *args)
-    except BaseException:
-        # A traceback may keep an operand's internal array: pooled at its death
-        # only if none survives (HostBuffer.failed_read, docs/internals.md).
-        st.failed_read = True
-        raise
-    finally:
-        _reading.remove(st)
+    # The per-operation protocol, compiled (engine/_core.pyx): pin, check for a writer
+    # (None: the general path refuses it, typed), the failure policy, unpin.
+    return _core_pinned(body, st, (eng, st.flat, dt, m, n, *args))
 
 
 def _take(eng: EngineBase, dtype: np.dtype[Any], n: int) -> tuple[Array, Array]:
@@ -255,17 +245,8 @@ def _run_rhs(eng: EngineBase, a: Any, b: Any, square: bool, body: Body, *args: A
         or a._shape[:1] != bshape[:1]
     ):
         return None
-    # b's pin is taken before `run` pins a and checks it; b is checked after both.
-    _reading.append(sb)
-    try:
-        return run(eng, a, square, body, sb, bshape, *args)
-    except BaseException:
-        # A traceback may keep an operand's internal array: pooled at its death
-        # only if none survives (HostBuffer.failed_read, docs/internals.md).
-        sb.failed_read = True
-        raise
-    finally:
-        _reading.remove(sb)
+    # b pinned and checked for a writer (compiled core), then `run` pins and checks a.
+    return _core_pinned(run, sb, (eng, a, square, body, sb, bshape, *args))
 
 
 def solve(eng: EngineBase, a: Any, b: Any) -> Tensor | None:
@@ -277,8 +258,6 @@ def solve(eng: EngineBase, a: Any, b: Any) -> Tensor | None:
 def _solve(
     eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, sb: HostBuffer, bshape: Any
 ) -> Tensor | None:
-    if sb.exclusive is not None:
-        return None  # the general path refuses it (typed)
     fb = sb.flat
     k = bshape[1] if len(bshape) == 2 else 1
     pool = eng._pool
@@ -536,8 +515,6 @@ def _lstsq(
     bshape: Any,
     rcond: float | None,
 ) -> Any:
-    if sb.exclusive is not None:
-        return None  # the general path refuses it (typed)
     fb = sb.flat
     if not (K.finite(fa) and K.finite(fb)):
         return None  # NaN or +-inf (gelsd may never return): the general path refuses it
