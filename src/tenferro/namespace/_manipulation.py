@@ -90,6 +90,12 @@ def transpose(x: Any, /, axes: Any = None) -> Any:
         check_array(x, op)
         return permuted_view(x, _reversed(x.ndim))
     check_array(x, op)
+    if not isinstance(axes, (tuple, list)):
+        raise ValidationError(
+            op,
+            f"axes must be None or a sequence of ints, got {type(axes).__name__}",
+            kind="INVALID_AXIS",
+        )
     return permute_dims(x, axes if axes.__class__ is tuple else tuple(axes))
 
 
