@@ -192,13 +192,16 @@ def _tensordot_axes(a: Any, b: Any, axes: Any, op: str) -> tuple[tuple[int, ...]
         ax_a = axes[0] if isinstance(axes[0], (tuple, list)) else (axes[0],)
         ax_b = axes[1] if isinstance(axes[1], (tuple, list)) else (axes[1],)
     else:
-        if isinstance(axes, bool) or not hasattr(axes, "__index__"):
+        try:
+            if isinstance(axes, bool):
+                raise TypeError
+            n = operator.index(axes)
+        except TypeError:
             raise ValidationError(
                 op,
                 f"axes must be an int or a pair of axis sequences, got {type(axes).__name__}",
                 kind="INVALID_AXIS",
-            )
-        n = operator.index(axes)
+            ) from None
         if n < 0 or n > a.ndim or n > b.ndim:
             raise ValidationError(op, f"axes={n} is out of range", kind="INVALID_AXIS")
         ax_a = tuple(range(a.ndim - n, a.ndim))
