@@ -41,6 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 SIZES = {
     "full": {"mps": (16, 32), "peps": (4, 3), "trg": (16, 20)},
@@ -86,20 +87,11 @@ class TorchXP:
 
 # ---------------------------------------------------------------------------- programs
 def heisenberg_mpo() -> np.ndarray[Any, Any]:
-    """W[w_left, w_right, s_out, s_in] of the Heisenberg chain (bond 5)."""
-    sp = np.array([[0.0, 1.0], [0.0, 0.0]])
-    sm = sp.T
-    sz = np.diag([0.5, -0.5])
-    eye = np.eye(2)
-    w = np.zeros((5, 5, 2, 2))
-    w[0, 0] = eye
-    w[1, 0] = sp
-    w[2, 0] = sm
-    w[3, 0] = sz
-    w[4, 1] = 0.5 * sm
-    w[4, 2] = 0.5 * sp
-    w[4, 3] = sz
-    w[4, 4] = eye
+    """W[w_left, w_right, s_out, s_in] of the Heisenberg chain (bond 5): the numpy DMRG
+    reference's (`benchmarks/dmrg_numpy.py`)."""
+    from dmrg_numpy import heisenberg_mpo as mpo
+
+    w: np.ndarray[Any, Any] = mpo()
     return w
 
 

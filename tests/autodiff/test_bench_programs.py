@@ -4,9 +4,7 @@ tenferro gradients agree with finite differences."""
 
 from __future__ import annotations
 
-import importlib.util
 import string
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -16,20 +14,13 @@ import pytest
 
 import tenferro as tfr
 from ad_checks import check_grad
+from script_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load() -> ModuleType:
-    name = "_bench_autodiff"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "bench_autodiff.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bench_autodiff.py", "_bench_autodiff")
 
 
 @pytest.fixture(scope="module")

@@ -5,28 +5,20 @@ checked here against a difference quotient of Onsager's ln Z)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from script_loader import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(path: Path) -> ModuleType:
-    name = f"_example_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(str(path.relative_to(ROOT)), f"_example_{path.stem}")
 
 
 @pytest.fixture(scope="module")
