@@ -306,3 +306,64 @@ def test_a_kinds_details_are_reachable_on_the_error() -> None:
     err = tfr.ValidationError("op", "message", kind="NOT_SQUARE", shape=(2, 3))
     assert err.kind.fields == ("shape",)
     assert all(getattr(err, name) == (2, 3) for name in err.kind.fields)
+
+
+# ---------------------------------------------------------------------- message templates
+ALL_KINDS = [
+    member
+    for family in sorted({c.kinds for c in ERROR_CLASSES.values()}, key=lambda k: k.__name__)
+    for member in family
+]
+
+
+@pytest.mark.parametrize("member", ALL_KINDS, ids=lambda m: f"{type(m).__name__}.{m.name}")
+def test_every_kind_has_a_template_naming_only_its_fields(member: Any) -> None:
+    # A clause the site's text follows after "; ": no closing punctuation of its own.
+    assert member.template and member.template[-1] not in ".;:"
+    assert set(member.shown) <= set(member.fields)
+
+
+def test_the_message_is_the_filled_in_template_then_the_sites_text() -> None:
+    err = tfr.ValidationError("op", "pass a square one", kind="NOT_SQUARE", shape=(2, 3))
+    assert str(err) == "op: shape (2, 3) is not square; pass a square one"
+    assert (err.what, err.message) == ("shape (2, 3) is not square", "pass a square one")
+
+
+def test_without_the_sites_text_the_message_is_the_template() -> None:
+    err = tfr.GroupError("op", kind="DESCRIPTOR_SLOT_VACANT", slot=4)
+    assert str(err) == "op: descriptor slot 4 is vacant"
+
+
+def test_a_template_naming_no_detail_gives_way_to_the_sites_text() -> None:
+    err = tfr.ValidationError("op", "n must be an int, got 'x'", kind="INVALID_ARGUMENT")
+    assert str(err) == "op: n must be an int, got 'x'"
+    assert str(tfr.ValidationError("op", kind="INVALID_ARGUMENT")) == "op: invalid argument"
+
+
+def test_an_error_built_without_its_kinds_details_keeps_the_sites_text_alone() -> None:
+    err = tfr.ValidationError("op", "bad", kind="NOT_SQUARE")
+    assert (str(err), err.what) == ("op: bad", "")
+
+
+def test_a_template_reads_attributes_of_a_detail() -> None:
+    err = tfr.RuntimeStateError(
+        "op", "download it", kind="NOT_HOST", memory_kind=tfr.MemoryKind.DEVICE
+    )
+    assert str(err) == "op: CPU backend requires source host placement, got DEVICE; download it"
+
+
+def test_a_pickled_error_has_the_same_message() -> None:
+    err = tfr.ValidationError(
+        "op", "use -3..2", kind="INDEX_OUT_OF_RANGE", entry=5, axis=0, size=3, index=(5,)
+    )
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+
+
+def test_a_real_out_of_range_index_reads_the_kinds_template() -> None:
+    v = tfr.from_numpy(np.zeros((2, 3), order="F")).as_view()
+    with pytest.raises(tfr.ValidationError) as err:
+        v.slice_view((0, 5))
+    assert str(err.value) == (
+        "TensorView.slice_view: index 5 is out of range for axis 1 of size 3; use -3..2"
+    )
+    assert (err.value.entry, err.value.axis, err.value.size) == (5, 1, 3)

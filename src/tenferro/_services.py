@@ -51,7 +51,7 @@ __all__ = [
 def _missing(service: str, module: str) -> NoReturn:
     raise RuntimeStateError(
         service,
-        f"no {service} service is registered; import {module} (import tenferro does)",
+        f"import {module} (import tenferro does)",
         kind="SERVICE_NOT_REGISTERED",
         service=service,
     )

@@ -13,15 +13,33 @@ checks that every kind raised anywhere in the source belongs to its family; at
 run time an unlisted kind stays a plain string rather than turning an error
 into a crash.
 
-A kind also names the details every error of it carries (`Kind.fields`, written
-beside the member: ``NOT_SQUARE = "NOT_SQUARE", "shape"``); ``tests/test_errors.py``
-checks every raise site of the kind passes them, and that the sites of one kind
-pass the same details.
+A kind carries its message template and the details every error of it carries,
+written beside the member (as a Rust error enum's variant carries its own text and
+fields)::
+
+    NOT_SQUARE = "NOT_SQUARE", "shape {shape} is not square"
+    BACKEND_BUFFER = "BACKEND_BUFFER", "CPU backend received backend buffer", "placement"
+
+The template states what went wrong from the details; each ``{name}`` in it, and
+each name after it (a detail carried but not shown), is in `Kind.fields`. A raise
+site passes the kind, the details and only its own text, what to do there::
+
+    ValidationError(op, "needs square matrices", kind="NOT_SQUARE", shape=x.shape)
+
+and the message reads ``op: <template filled in>; <site text>`` (`TenferroError.what`
+is the first part, ``message`` the second). A template naming no detail is the
+default text, used only when the site gives none: the site's text, more specific,
+stands alone. An error built without its kind's details (by hand, in user code)
+gets the site text alone. ``tests/test_errors.py`` checks that every raise site of
+a kind passes its fields, that the sites of one kind pass the same details, and
+that a template names only declared details.
 """
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
+from string import Formatter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -75,272 +93,319 @@ __all__ = [
 
 # ---------------------------------------------------------------------------- the kinds
 class Kind(StrEnum):
-    """A kind of error: its name, and the detail names every error of the kind carries.
+    """A kind of error: its name, its message template and the details it always carries.
 
-    A member is written ``NAME = "NAME"``, or ``NAME = "NAME", "field", ...`` when
-    every error of that kind carries those details (``e.field``, ``e.details``);
-    ``tests/test_errors.py`` checks each raise site passes them.
+    A member is written ``NAME = "NAME", "template"``, or ``NAME = "NAME", "template",
+    "field", ...``. The template states what went wrong, from the error's details:
+    each ``{field}`` in it is a detail every error of the kind carries, and the names
+    after the template are further details it carries without showing them. `shown`
+    holds the first, `fields` both, in order. ``tests/test_errors.py`` checks each
+    raise site passes them.
     """
 
+    template: str
+    shown: tuple[str, ...]
     fields: tuple[str, ...]
 
-    def __new__(cls, value: str, *fields: str) -> Kind:
+    def __new__(cls, value: str, template: str, *extra: str) -> Kind:
         member = str.__new__(cls, value)
         member._value_ = value
-        member.fields = fields
+        member.template = template
+        names = [
+            re.split(r"[.\[]", name)[0] for _, name, _, _ in Formatter().parse(template) if name
+        ]
+        member.shown = tuple(dict.fromkeys(names))
+        member.fields = tuple(dict.fromkeys([*names, *extra]))
         return member
+
+    def what(self, details: dict[str, Any]) -> str:
+        """The template filled in from ``details``; "" unless they hold every field."""
+        if not all(name in details for name in self.fields):
+            return ""  # built by hand without the kind's details: the message alone
+        try:
+            return self.template.format_map(details)
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+            return ""
 
 
 class TenferroKind(Kind):
     """The kinds of `TenferroError`."""
 
-    ERROR = "ERROR"
+    ERROR = "ERROR", "the operation failed"
 
 
 class ValidationKind(Kind):
     """The kinds of `ValidationError`."""
 
-    AMBIGUOUS_TRUTH = "AMBIGUOUS_TRUTH"
-    BROADCAST = "BROADCAST"
-    BUDGET_UNREACHABLE = "BUDGET_UNREACHABLE", "memory_budget", "needed"
-    COPY_REQUIRED = "COPY_REQUIRED"
-    DIM_MISMATCH = "DIM_MISMATCH"
-    DIVISION_BY_ZERO = "DIVISION_BY_ZERO"
-    DUPLICATE_AXES = "DUPLICATE_AXES"
-    EMPTY_REDUCTION = "EMPTY_REDUCTION", "axes", "shape"
-    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE", "axis", "index", "size"
-    INVALID_ARGUMENT = "INVALID_ARGUMENT"
-    INVALID_AXES = "INVALID_AXES"
-    INVALID_AXIS = "INVALID_AXIS"
-    INVALID_BACKEND = "INVALID_BACKEND"
-    INVALID_BUDGET = "INVALID_BUDGET"
-    INVALID_CUTOFF = "INVALID_CUTOFF"
-    INVALID_DATA = "INVALID_DATA"
-    INVALID_DEVICE = "INVALID_DEVICE"
-    INVALID_DOMAIN = "INVALID_DOMAIN"
-    INVALID_EQUATION = "INVALID_EQUATION"
-    INVALID_HANDLE = "INVALID_HANDLE"
-    INVALID_INDEX = "INVALID_INDEX"
-    INVALID_LIMIT = "INVALID_LIMIT", "limit"
-    INVALID_MODE = "INVALID_MODE"
-    INVALID_OPERAND = "INVALID_OPERAND"
-    INVALID_OPTIMIZE = "INVALID_OPTIMIZE"
-    INVALID_ORD = "INVALID_ORD"
-    INVALID_OUT = "INVALID_OUT"
-    INVALID_PATH = "INVALID_PATH"
-    INVALID_PLACEMENT = "INVALID_PLACEMENT", "memory_kind"
-    INVALID_RANK = "INVALID_RANK"
-    INVALID_SHAPE = "INVALID_SHAPE"
-    INVALID_SLOT = "INVALID_SLOT"
-    INVALID_THREADS = "INVALID_THREADS", "threads"
-    INVALID_TREE = "INVALID_TREE"
-    INVALID_UPLO = "INVALID_UPLO"
-    INVALID_VALUE = "INVALID_VALUE"
-    LENGTH_MISMATCH = "LENGTH_MISMATCH"
-    LOSSY_CONVERSION = "LOSSY_CONVERSION", "dtype", "index"
-    NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER"
-    NOT_1D = "NOT_1D", "data_shape"
-    NOT_A_TENSOR = "NOT_A_TENSOR"
-    NOT_CONTIGUOUS = "NOT_CONTIGUOUS"
-    NOT_DIFFERENTIABLE = "NOT_DIFFERENTIABLE"
-    NOT_F_CONTIGUOUS = "NOT_F_CONTIGUOUS"
-    NOT_GROUP_BACKED = "NOT_GROUP_BACKED"
-    NOT_SQUARE = "NOT_SQUARE", "shape"
-    NO_OPERAND = "NO_OPERAND"
-    OPERAND_COUNT = "OPERAND_COUNT"
+    AMBIGUOUS_TRUTH = "AMBIGUOUS_TRUTH", "the truth value of an array is ambiguous"
+    BROADCAST = "BROADCAST", "the shapes do not broadcast"
+    BUDGET_UNREACHABLE = (
+        "BUDGET_UNREACHABLE",
+        "{needed} bytes are needed, more than memory_budget={memory_budget}",
+    )
+    COPY_REQUIRED = "COPY_REQUIRED", "this needs a copy, and copy=False forbids one"
+    DIM_MISMATCH = "DIM_MISMATCH", "the dimensions do not match"
+    DIVISION_BY_ZERO = "DIVISION_BY_ZERO", "integer division by zero"
+    DUPLICATE_AXES = "DUPLICATE_AXES", "an axis is named twice"
+    EMPTY_REDUCTION = "EMPTY_REDUCTION", "shape {shape} has no element along axes {axes}"
+    INDEX_OUT_OF_RANGE = (
+        "INDEX_OUT_OF_RANGE",
+        "index {entry} is out of range for axis {axis} of size {size}",
+        "index",
+    )
+    INVALID_ARGUMENT = "INVALID_ARGUMENT", "invalid argument"
+    INVALID_AXES = "INVALID_AXES", "invalid axes"
+    INVALID_AXIS = "INVALID_AXIS", "invalid axis"
+    INVALID_BACKEND = "INVALID_BACKEND", "unknown backend"
+    INVALID_BUDGET = "INVALID_BUDGET", "invalid memory budget"
+    INVALID_CUTOFF = "INVALID_CUTOFF", "invalid cutoff"
+    INVALID_DATA = "INVALID_DATA", "the data cannot be read as numbers"
+    INVALID_DEVICE = "INVALID_DEVICE", "unknown device"
+    INVALID_DOMAIN = "INVALID_DOMAIN", "invalid allocation domain"
+    INVALID_EQUATION = "INVALID_EQUATION", "invalid equation"
+    INVALID_HANDLE = "INVALID_HANDLE", "the share handle does not match the segment"
+    INVALID_INDEX = "INVALID_INDEX", "invalid index"
+    INVALID_LIMIT = "INVALID_LIMIT", "invalid buffer pool limit {limit!r}"
+    INVALID_MODE = "INVALID_MODE", "unknown mode"
+    INVALID_OPERAND = "INVALID_OPERAND", "invalid operand"
+    INVALID_OPTIMIZE = "INVALID_OPTIMIZE", "invalid optimize="
+    INVALID_ORD = "INVALID_ORD", "invalid ord"
+    INVALID_OUT = "INVALID_OUT", "invalid out="
+    INVALID_PATH = "INVALID_PATH", "invalid contraction path"
+    INVALID_PLACEMENT = "INVALID_PLACEMENT", "invalid placement", "memory_kind"
+    INVALID_RANK = "INVALID_RANK", "the operand has the wrong rank"
+    INVALID_SHAPE = "INVALID_SHAPE", "invalid shape"
+    INVALID_SLOT = "INVALID_SLOT", "invalid descriptor slot"
+    INVALID_THREADS = "INVALID_THREADS", "invalid thread count {threads!r}"
+    INVALID_TREE = "INVALID_TREE", "the contraction tree does not fit the equation"
+    INVALID_UPLO = "INVALID_UPLO", "invalid uplo"
+    INVALID_VALUE = "INVALID_VALUE", "invalid value"
+    LENGTH_MISMATCH = "LENGTH_MISMATCH", "the lengths do not match"
+    LOSSY_CONVERSION = (
+        "LOSSY_CONVERSION",
+        "element {index} cannot be represented as {dtype.name} exactly",
+    )
+    NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER", "negative integer power of an integer"
+    NOT_1D = "NOT_1D", "the data has shape {data_shape}, not one axis"
+    NOT_A_TENSOR = "NOT_A_TENSOR", "an operand is not a tenferro array"
+    NOT_CONTIGUOUS = "NOT_CONTIGUOUS", "the data is not contiguous"
+    NOT_DIFFERENTIABLE = "NOT_DIFFERENTIABLE", "no derivative"
+    NOT_F_CONTIGUOUS = "NOT_F_CONTIGUOUS", "the array is not column-major"
+    NOT_GROUP_BACKED = "NOT_GROUP_BACKED", "the tensor is not group-backed"
+    NOT_SQUARE = "NOT_SQUARE", "shape {shape} is not square"
+    NO_OPERAND = "NO_OPERAND", "the expression uses no operand"
+    OPERAND_COUNT = "OPERAND_COUNT", "wrong number of operands"
     OUT_MISMATCH = (
         "OUT_MISMATCH",
-        "actual_dtype",
-        "actual_shape",
-        "expected_dtype",
-        "expected_shape",
+        "out has shape {actual_shape} and dtype {actual_dtype.name}, but the result has "
+        "shape {expected_shape} and dtype {expected_dtype.name}",
     )
-    RANK_MISMATCH = "RANK_MISMATCH"
-    READ_ONLY = "READ_ONLY"
-    ROLE_CONFLICT = "ROLE_CONFLICT", "axes"
-    SCALAR_OUT_OF_RANGE = "SCALAR_OUT_OF_RANGE"
-    SHAPE_MISMATCH = "SHAPE_MISMATCH"
-    SHAPE_OVERFLOW = "SHAPE_OVERFLOW", "shape"
-    SUBSCRIPTS = "SUBSCRIPTS"
-    SYNTAX = "SYNTAX", "expression"
-    TENSOR_MEMORY = "TENSOR_MEMORY"
-    TOO_DEEP = "TOO_DEEP"
-    TOO_MANY_INDICES = "TOO_MANY_INDICES"
-    UNKNOWN_NAME = "UNKNOWN_NAME", "name"
-    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION", "part"
-    UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE", "index"
-    UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
-    UNUSED_OPERAND = "UNUSED_OPERAND", "names"
+    RANK_MISMATCH = "RANK_MISMATCH", "the ranks do not match"
+    READ_ONLY = "READ_ONLY", "the array is read-only"
+    ROLE_CONFLICT = "ROLE_CONFLICT", "axes {axes} are both contracting and batch"
+    SCALAR_OUT_OF_RANGE = "SCALAR_OUT_OF_RANGE", "a scalar is out of range"
+    SHAPE_MISMATCH = "SHAPE_MISMATCH", "the shapes do not match"
+    SHAPE_OVERFLOW = "SHAPE_OVERFLOW", "shape {shape} overflows"
+    SUBSCRIPTS = "SUBSCRIPTS", "invalid einsum subscripts"
+    SYNTAX = "SYNTAX", "the expression does not parse", "expression"
+    TENSOR_MEMORY = "TENSOR_MEMORY", "the array's memory cannot be adopted"
+    TOO_DEEP = "TOO_DEEP", "the expression is nested too deeply"
+    TOO_MANY_INDICES = "TOO_MANY_INDICES", "too many indices"
+    UNKNOWN_NAME = "UNKNOWN_NAME", "{name!r} is not an operand"
+    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION", "cannot fuse {part!r}"
+    UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE", "entry {index} has unsupported storage"
+    UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION", "unsupported API version"
+    UNUSED_OPERAND = "UNUSED_OPERAND", "unused operand(s)", "names"
 
 
 class DTypeKind(Kind):
     """The kinds of `DTypeError`."""
 
-    DTYPE_MISMATCH = "DTYPE_MISMATCH"
-    INVALID_TYPE = "INVALID_TYPE"
-    SCALAR_DTYPE = "SCALAR_DTYPE", "dtype", "scalar"
-    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE"
+    DTYPE_MISMATCH = "DTYPE_MISMATCH", "the dtypes do not match"
+    INVALID_TYPE = "INVALID_TYPE", "an argument has the wrong type"
+    SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar does not fit dtype {dtype.name}", "scalar"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "unsupported dtype"
 
 
 class RuntimeStateKind(Kind):
     """The kinds of `RuntimeStateError`."""
 
-    BACKEND_BUFFER = "BACKEND_BUFFER", "placement"
-    CLIENT_CLOSED = "CLIENT_CLOSED"
-    FORKED_DOMAIN = "FORKED_DOMAIN", "owner_pid"
-    GROUP_BACKED = "GROUP_BACKED"
-    NOT_HOST = "NOT_HOST", "memory_kind"
-    NOT_PICKLABLE = "NOT_PICKLABLE"
-    NOT_SHARED_MEMORY = "NOT_SHARED_MEMORY"
-    NO_WORKERS = "NO_WORKERS"
-    PROVIDER = "PROVIDER"
-    RUNTIME_STATE = "RUNTIME_STATE"
-    SCHEDULER_LOST = "SCHEDULER_LOST"
-    SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED", "service"
-    TIMEOUT = "TIMEOUT"
-    UNSUPPORTED_PLATFORM = "UNSUPPORTED_PLATFORM"
-    WORKERS_LOST = "WORKERS_LOST"
+    BACKEND_BUFFER = "BACKEND_BUFFER", "CPU backend received backend buffer", "placement"
+    CLIENT_CLOSED = "CLIENT_CLOSED", "the Dask client is closed"
+    FORKED_DOMAIN = "FORKED_DOMAIN", "the domain belongs to process {owner_pid}"
+    GROUP_BACKED = "GROUP_BACKED", "the tensor is group-backed"
+    NOT_HOST = "NOT_HOST", "CPU backend requires source host placement, got {memory_kind.name}"
+    NOT_PICKLABLE = "NOT_PICKLABLE", "this object cannot be pickled"
+    NOT_SHARED_MEMORY = "NOT_SHARED_MEMORY", "the tensor is not in shared memory"
+    NO_WORKERS = "NO_WORKERS", "no workers"
+    PROVIDER = "PROVIDER", "the memory provider failed"
+    RUNTIME_STATE = "RUNTIME_STATE", "the operation cannot run in this state"
+    SCHEDULER_LOST = "SCHEDULER_LOST", "the Dask scheduler was lost"
+    SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED", "no {service} service is registered"
+    TIMEOUT = "TIMEOUT", "timed out"
+    UNSUPPORTED_PLATFORM = "UNSUPPORTED_PLATFORM", "unsupported platform"
+    WORKERS_LOST = "WORKERS_LOST", "the Dask workers were lost"
 
 
 class HostAccessKind(Kind):
     """The kinds of `HostAccessError`."""
 
-    FOREIGN_DOMAIN = "FOREIGN_DOMAIN", "allocation"
-    PROVIDER = "PROVIDER", "name"
-    SEGMENT_GONE = "SEGMENT_GONE", "name", "owner_pid"
-    SEGMENT_SHRUNK = "SEGMENT_SHRUNK", "actual", "expected", "name"
-    UNSUPPORTED = "UNSUPPORTED", "placement"
-    UNTRUSTED_SEGMENT = "UNTRUSTED_SEGMENT", "name"
+    FOREIGN_DOMAIN = "FOREIGN_DOMAIN", "the memory belongs to another process", "allocation"
+    PROVIDER = "PROVIDER", "shared-memory segment {name} is unusable"
+    SEGMENT_GONE = (
+        "SEGMENT_GONE",
+        "shared-memory segment {name} of process {owner_pid} no longer exists",
+    )
+    SEGMENT_SHRUNK = (
+        "SEGMENT_SHRUNK",
+        "shared-memory segment {name} now has {actual} bytes but is mapped with {expected}",
+    )
+    UNSUPPORTED = (
+        "UNSUPPORTED",
+        "backend storage cannot be borrowed as host data",
+        "placement",
+    )
+    UNTRUSTED_SEGMENT = (
+        "UNTRUSTED_SEGMENT",
+        "shared-memory file {name} is not a segment a SharedMemoryDomain of this user made",
+    )
 
 
 class GroupKind(Kind):
     """The kinds of `GroupError`."""
 
-    ALIASED_ALLOCATION = "ALIASED_ALLOCATION"
-    ALREADY_MAPPED = "ALREADY_MAPPED"
-    DESCRIPTOR_SLOT_OUT_OF_BOUNDS = "DESCRIPTOR_SLOT_OUT_OF_BOUNDS", "descriptor_count", "slot"
-    DESCRIPTOR_SLOT_VACANT = "DESCRIPTOR_SLOT_VACANT", "slot"
-    GROUP = "GROUP"
-    GROUP_MOVED = "GROUP_MOVED", "moved_by"
-    INVALID_LAYOUT = "INVALID_LAYOUT"
-    SAME_GROUP = "SAME_GROUP"
-    SHARED_OWNER = "SHARED_OWNER", "sharing", "slot"
+    ALIASED_ALLOCATION = "ALIASED_ALLOCATION", "a buffer would enter the group twice"
+    ALREADY_MAPPED = "ALREADY_MAPPED", "the owner is already mapped"
+    DESCRIPTOR_SLOT_OUT_OF_BOUNDS = (
+        "DESCRIPTOR_SLOT_OUT_OF_BOUNDS",
+        "descriptor slot {slot} is out of bounds (the group has {descriptor_count} slot(s))",
+    )
+    DESCRIPTOR_SLOT_VACANT = "DESCRIPTOR_SLOT_VACANT", "descriptor slot {slot} is vacant"
+    GROUP = "GROUP", "allocation group misuse"
+    GROUP_MOVED = "GROUP_MOVED", "this group was moved by {moved_by}"
+    INVALID_LAYOUT = "INVALID_LAYOUT", "the buffer does not hold whole elements"
+    SAME_GROUP = "SAME_GROUP", "the same group twice"
+    SHARED_OWNER = "SHARED_OWNER", "descriptor slot {slot} shares its owner with slot(s) {sharing}"
 
 
 class AccessKind(Kind):
     """The kinds of `AccessError`."""
 
-    DTYPE_MISMATCH = "DTYPE_MISMATCH", "actual", "expected"
-    INVALID_LAYOUT = "INVALID_LAYOUT"
-    LENGTH_MISMATCH = "LENGTH_MISMATCH", "actual", "expected"
-    PROVIDER = "PROVIDER"
-    UNSUPPORTED = "UNSUPPORTED", "backend"
+    DTYPE_MISMATCH = "DTYPE_MISMATCH", "the dtypes differ", "expected", "actual"
+    INVALID_LAYOUT = "INVALID_LAYOUT", "invalid span layout"
+    LENGTH_MISMATCH = "LENGTH_MISMATCH", "the byte lengths differ", "expected", "actual"
+    PROVIDER = "PROVIDER", "the provider's mapping is unusable"
+    UNSUPPORTED = "UNSUPPORTED", "this access is not supported", "backend"
 
 
 class RootImportKind(Kind):
     """The kinds of `RootImportError`."""
 
-    MISSING_ALLOCATION_IDENTITY = "MISSING_ALLOCATION_IDENTITY"
+    MISSING_ALLOCATION_IDENTITY = "MISSING_ALLOCATION_IDENTITY", "no allocation identity"
 
 
 class DeviceAccessKind(Kind):
     """The kinds of `DeviceAccessError`."""
 
-    INVALID_REQUEST = "INVALID_REQUEST"
-    PROVIDER = "PROVIDER", "backend"
-    UNSUPPORTED = "UNSUPPORTED", "backend"
+    INVALID_REQUEST = "INVALID_REQUEST", "the prepared request does not fit the root"
+    PROVIDER = "PROVIDER", "the provider failed", "backend"
+    UNSUPPORTED = "UNSUPPORTED", "the {backend} provider has no device access path"
 
 
 class BorrowKind(Kind):
     """The kinds of `BorrowError`."""
 
-    ADOPTED_STILL_REFERENCED = "ADOPTED_STILL_REFERENCED"
-    ALIASED = "ALIASED", "aliases"
-    BORROW_ENDED = "BORROW_ENDED"
-    BROADCAST_VIEW = "BROADCAST_VIEW"
-    EXCLUSIVELY_BORROWED = "EXCLUSIVELY_BORROWED", "holder"
-    IN_USE = "IN_USE", "readers"
-    OUT_ALIASES_INPUT = "OUT_ALIASES_INPUT"
-    READ_ONLY = "READ_ONLY"
-    RELEASED = "RELEASED"
-    UNSUPPORTED = "UNSUPPORTED"
+    ADOPTED_STILL_REFERENCED = "ADOPTED_STILL_REFERENCED", "the adopted array is still referenced"
+    ALIASED = "ALIASED", "the buffer is aliased", "aliases"
+    BORROW_ENDED = "BORROW_ENDED", "the borrow has ended"
+    BROADCAST_VIEW = "BROADCAST_VIEW", "the view repeats elements"
+    EXCLUSIVELY_BORROWED = "EXCLUSIVELY_BORROWED", "a writer holds the buffer", "holder"
+    IN_USE = "IN_USE", "the buffer is in use", "readers"
+    OUT_ALIASES_INPUT = "OUT_ALIASES_INPUT", "the output aliases an input"
+    READ_ONLY = "READ_ONLY", "read-only memory"
+    RELEASED = "RELEASED", "the guard was released"
+    UNSUPPORTED = "UNSUPPORTED", "this borrow is not supported"
 
 
 class NotCopyableKind(Kind):
     """The kinds of `NotCopyableError`."""
 
-    NOT_COPYABLE = "NOT_COPYABLE"
+    NOT_COPYABLE = "NOT_COPYABLE", "not copyable"
 
 
 class MovedTensorKind(Kind):
     """The kinds of `MovedTensorError`."""
 
-    MOVED = "MOVED"
+    MOVED = "MOVED", "the tensor was moved"
 
 
 class ReinterpretKind(Kind):
     """The kinds of `ReinterpretError`."""
 
-    GROUP_BACKED = "GROUP_BACKED", "allocation"
-    NOT_HOST_OWNER = "NOT_HOST_OWNER", "allocation"
-    PARTIAL_OWNER = "PARTIAL_OWNER"
-    REINTERPRET = "REINTERPRET"
-    REINTERPRETED = "REINTERPRETED"
+    GROUP_BACKED = (
+        "GROUP_BACKED",
+        "the tensor is group-backed rather than plain host storage",
+        "allocation",
+    )
+    NOT_HOST_OWNER = "NOT_HOST_OWNER", "the tensor has no host owner", "allocation"
+    PARTIAL_OWNER = "PARTIAL_OWNER", "the tensor covers part of its owner"
+    REINTERPRET = "REINTERPRET", "the storage cannot be narrowed"
+    REINTERPRETED = "REINTERPRETED", "the tensor reinterprets its owner's dtype"
 
 
 class CopyForbiddenKind(Kind):
     """The kinds of `CopyForbiddenError`."""
 
-    COPY_FORBIDDEN = "COPY_FORBIDDEN"
+    COPY_FORBIDDEN = "COPY_FORBIDDEN", "copy forbidden"
 
 
 class InteropKind(Kind):
     """The kinds of `InteropError`."""
 
-    COPY_REQUIRED = "COPY_REQUIRED"
-    INTEROP = "INTEROP"
-    INVALID_ARGUMENT = "INVALID_ARGUMENT"
-    INVALID_STREAM = "INVALID_STREAM"
-    LEGACY_CAPSULE = "LEGACY_CAPSULE"
-    NOT_DLPACK = "NOT_DLPACK"
-    NOT_HOST = "NOT_HOST"
-    PRODUCER_REFUSED = "PRODUCER_REFUSED"
-    UNSUPPORTED_DEVICE = "UNSUPPORTED_DEVICE"
+    COPY_REQUIRED = "COPY_REQUIRED", "a copy is required"
+    INTEROP = "INTEROP", "the exchange failed"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT", "invalid argument"
+    INVALID_STREAM = "INVALID_STREAM", "invalid stream"
+    LEGACY_CAPSULE = "LEGACY_CAPSULE", "legacy capsule refused"
+    NOT_DLPACK = "NOT_DLPACK", "not a DLPack producer"
+    NOT_HOST = "NOT_HOST", "not host memory"
+    PRODUCER_REFUSED = "PRODUCER_REFUSED", "the producer refused"
+    UNSUPPORTED_DEVICE = "UNSUPPORTED_DEVICE", "unsupported device"
 
 
 class OutOfMemoryKind(Kind):
     """The kinds of `OutOfMemoryError`."""
 
-    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY", "out of memory"
 
 
 class PromotionKind(Kind):
     """The kinds of `PromotionError`."""
 
-    INPLACE_MISMATCH = "INPLACE_MISMATCH"
-    NO_PROMOTION = "NO_PROMOTION"
-    SCALAR_DTYPE = "SCALAR_DTYPE"
-    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "dtype"
+    INPLACE_MISMATCH = "INPLACE_MISMATCH", "the result does not fit the array updated in place"
+    NO_PROMOTION = "NO_PROMOTION", "no type promotion"
+    SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar's kind does not match the array's"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "dtype {dtype.value} is not accepted"
 
 
 class IndexOutOfRangeKind(Kind):
     """The kinds of `IndexOutOfRangeError`."""
 
-    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE"
-    INVALID_AXES = "INVALID_AXES"
-    INVALID_AXIS = "INVALID_AXIS"
-    INVALID_INDEX = "INVALID_INDEX"
+    INDEX_OUT_OF_RANGE = "INDEX_OUT_OF_RANGE", "index out of range"
+    INVALID_AXES = "INVALID_AXES", "axes out of range"
+    INVALID_AXIS = "INVALID_AXIS", "axis out of range"
+    INVALID_INDEX = "INVALID_INDEX", "index out of range"
 
 
 class LinAlgKind(Kind):
     """The kinds of `LinAlgError`."""
 
-    INVALID_ARGUMENT = "INVALID_ARGUMENT", "batch_index"
-    LINALG = "LINALG"
-    NOT_CONVERGED = "NOT_CONVERGED", "batch_index"
-    NOT_FINITE = "NOT_FINITE", "batch_index"
-    NOT_POSITIVE_DEFINITE = "NOT_POSITIVE_DEFINITE"
-    SINGULAR = "SINGULAR", "batch_index"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT", "LAPACK rejected an argument", "batch_index"
+    LINALG = "LINALG", "the factorisation failed"
+    NOT_CONVERGED = "NOT_CONVERGED", "no convergence", "batch_index"
+    NOT_FINITE = "NOT_FINITE", "NaN or infinite entries", "batch_index"
+    NOT_POSITIVE_DEFINITE = "NOT_POSITIVE_DEFINITE", "not positive definite"
+    SINGULAR = "SINGULAR", "singular matrix", "batch_index"
 
 
 # ---------------------------------------------------------------------------- the errors
@@ -350,16 +415,27 @@ class TenferroError(Exception):
     kinds: ClassVar[type[Kind]] = TenferroKind
     default_kind: ClassVar[str] = TenferroKind.ERROR
 
-    def __init__(self, op: str, message: str, *, kind: str | None = None, **details: Any) -> None:
+    def __init__(
+        self, op: str, message: str = "", *, kind: str | None = None, **details: Any
+    ) -> None:
         self.op = op
         name = kind or self.default_kind
         try:
-            self.kind: str = self.kinds(name)
-        except ValueError:
+            self.kind: str = self.kinds.__members__[name]
+        except KeyError:
             self.kind = name  # unlisted: still a string (the source scan flags it)
         self.message = message
         self.details = details
-        super().__init__(f"{op}: {message}")
+        what = self.kind.what(details) if isinstance(self.kind, Kind) else ""
+        if message and not (isinstance(self.kind, Kind) and self.kind.shown):
+            what = ""  # a template naming no detail is the default, not a prefix
+        text = f"{what}; {message}" if what and message else what or message
+        super().__init__(f"{op}: {text}")
+
+    @property
+    def what(self) -> str:
+        """What went wrong: the kind's template filled in from the details."""
+        return self.kind.what(self.details) if isinstance(self.kind, Kind) else ""
 
     def __getattr__(self, name: str) -> Any:
         # Structured fields (e.g. ``err.shape``) are reachable as attributes.

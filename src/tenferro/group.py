@@ -333,8 +333,8 @@ class AllocationGroup(GroupTables):
         if not isinstance(st, GroupTensorRef):
             raise ValidationError(
                 op,
-                f"entry {index} has storage of type {type(st).__name__}, which cannot enter "
-                "an allocation group; download() it to a plain host tensor first",
+                f"{type(st).__name__} cannot enter an allocation group; download() it to a "
+                "plain host tensor first",
                 kind="UNSUPPORTED_STORAGE",
                 index=index,
             )

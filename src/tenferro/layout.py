@@ -85,8 +85,8 @@ def normalize_shape(shape: Any, op: str, itemsize: int = 1) -> Shape:
     if nonzero * max(itemsize, 1) > sys.maxsize:
         raise ValidationError(
             op,
-            f"shape {result!r} overflows: {nonzero} elements of {itemsize} bytes cannot fit "
-            f"in memory (at most {sys.maxsize} bytes); use a smaller shape",
+            f"{nonzero} elements of {itemsize} bytes cannot fit in memory (at most "
+            f"{sys.maxsize} bytes); use a smaller shape",
             kind="SHAPE_OVERFLOW",
             shape=result,
         )

@@ -100,8 +100,7 @@ class Tensor(ArrayMethods, NotCopyable):
             if data.ndim != 1:
                 raise ValidationError(
                     op,
-                    f"data must be a 1-D array, got a {data.ndim}-D array of shape "
-                    f"{data.shape}; use tenferro.from_numpy for n-D arrays",
+                    "data must be a 1-D array; use tenferro.from_numpy for n-D arrays",
                     kind="NOT_1D",
                     data_shape=data.shape,
                 )
@@ -113,8 +112,8 @@ class Tensor(ArrayMethods, NotCopyable):
         if arr.ndim != 1:
             raise ValidationError(
                 op,
-                f"data must be 1-D, got nested data of shape {arr.shape}; flatten it "
-                "(column-major) or use tenferro.from_numpy(..., copy=True)",
+                "data must be 1-D; flatten nested data (column-major) or use "
+                "tenferro.from_numpy(..., copy=True)",
                 kind="NOT_1D",
                 data_shape=arr.shape,
             )
@@ -151,8 +150,7 @@ class Tensor(ArrayMethods, NotCopyable):
         if arr.ndim != 1:
             raise ValidationError(
                 op,
-                f"data must be a 1-D array, got shape {arr.shape}; pass arr.reshape(-1) "
-                "(row-major order)",
+                "data must be a 1-D array; pass arr.reshape(-1) (row-major order)",
                 kind="NOT_1D",
                 data_shape=arr.shape,
             )
@@ -758,9 +756,8 @@ def _cast_exactly(op: str, arr: np.ndarray[Any, Any], want: DType) -> np.ndarray
         pos = int(np.argmax(bad))
         raise ValidationError(
             op,
-            f"element {pos} ({arr[pos].item()!r}) cannot be held exactly by dtype "
-            f"{want.name}; pass values of that dtype, or build without dtype= and use "
-            "eng.cast for an explicitly lossy conversion",
+            f"its value is {arr[pos].item()!r}; pass values of that dtype, or build without "
+            "dtype= and use eng.cast for an explicitly lossy conversion",
             kind="LOSSY_CONVERSION",
             index=pos,
             dtype=want,

@@ -652,9 +652,9 @@ def _index_entry(op: str, item: Any, index: Any) -> int:
 def _out_of_range(op: str, index: Any, i: int, axis: int, dim: int) -> ValidationError:
     return ValidationError(
         op,
-        f"index {i} is out of range for axis {axis} of size {dim}"
-        + (f"; use -{dim}..{dim - 1}" if dim else "; the axis is empty"),
+        f"use -{dim}..{dim - 1}" if dim else "the axis is empty",
         kind="INDEX_OUT_OF_RANGE",
+        entry=i,
         index=index,
         axis=axis,
         size=dim,

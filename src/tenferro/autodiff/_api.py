@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal, TypeVar, cast, overload
 
 import tenferro as _tenferro
 
@@ -103,7 +103,27 @@ def _finish(g: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------- vjp
-def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+#: ``pullback(ct)``: one cotangent per primal, a tuple (each shaped like its primal).
+Pullback = Callable[[Any], tuple[Any, ...]]
+
+_T = TypeVar("_T")
+
+
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: Literal[False] = False
+) -> tuple[Any, Pullback]: ...
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: Literal[True]
+) -> tuple[Any, Pullback, Any]: ...
+@overload
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: bool
+) -> tuple[Any, Pullback] | tuple[Any, Pullback, Any]: ...
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: bool = False
+) -> tuple[Any, Pullback] | tuple[Any, Pullback, Any]:
     """``(f(*primals), pullback)``; ``pullback(ct)`` returns one cotangent per primal (a tuple).
 
     ``ct`` has the structure of the output. The trace (the nodes and the read
@@ -140,7 +160,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     del out, out_leaves
     shapes = [(tuple(p.shape), p.dtype) if hasattr(p, "shape") else None for p in leaves]
 
-    def pullback(ct: Any) -> Any:
+    def pullback(ct: Any) -> tuple[Any, ...]:
         ct_leaves, _ = _flatten(ct)
         if len(ct_leaves) != len(mine):
             raise ValidationError(
@@ -159,7 +179,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             if g is None and node is not None and sd is not None:
                 g = tfr.zeros(sd[0], dtype=sd[1])
             grads.append(_finish(g))
-        return _unflatten(spec, grads)
+        return cast(tuple[Any, ...], _unflatten(spec, grads))  # primals: a tuple
 
     result = _unflatten(out_spec, plain)
     if has_aux:
@@ -205,7 +225,7 @@ def value_and_grad(
         _check_scalar(value)
         grads = pullback(tfr.ones(tuple(value.shape), dtype=value.dtype))
         g = grads[0] if single else grads
-        if has_aux:
+        if len(got) == 3:  # has_aux
             return (value, got[2]), g
         return value, g
 
@@ -244,7 +264,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     return out, t_out
 
 
-def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, ...]:
     """``H @ tangents`` for a real scalar ``f`` (reverse over reverse), shaped like ``primals``.
 
     For complex arguments H is the Hessian over the real and imaginary parts,
@@ -265,14 +285,14 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
             total = term if total is None else total + term
         return total
 
-    return grad(directional, argnums=nums)(*primals)
+    return cast(tuple[Any, ...], grad(directional, argnums=nums)(*primals))  # argnums: a tuple
 
 
 # ------------------------------------------------------------------ stop_gradient, checkpoint
-def stop_gradient(x: Any) -> Any:
+def stop_gradient(x: _T) -> _T:
     """``x`` as a constant to every trace (its arrays unwrapped; a pytree is mapped)."""
     leaves, spec = _flatten(x)
-    return _unflatten(spec, [strip(v) for v in leaves])
+    return cast(_T, _unflatten(spec, [strip(v) for v in leaves]))
 
 
 def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -74,5 +74,5 @@ def run(f: Facts) -> None:
     f.check(
         "take of a shared owner -> Err",
         refusal(lambda: shared.take_tensor(whole)).split(";")[0],
-        "AllocationGroup.take_tensor: descriptor slot 0 shares its owner with slot(s) [1]",
+        "AllocationGroup.take_tensor: descriptor slot 0 shares its owner with slot(s) (1,)",
     )

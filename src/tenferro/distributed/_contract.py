@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..domains import SharedMemoryDomain
 from ..engine import default_engine
@@ -46,6 +46,42 @@ def sliced_tree(eq: str, *operands: Tensor, memory_budget: int, optimize: Any = 
     return _sliced_tree(inputs, output, sizes, dtype, memory_budget, optimize)
 
 
+@overload
+def contract(
+    eq: str,
+    *operands: Tensor | TensorView,
+    client: Any = None,
+    memory_budget: int = 1 << 30,
+    optimize: Any = "greedy",
+    progress: bool = True,
+    return_report: Literal[False] = False,
+    transport: str = "auto",
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+) -> Tensor: ...
+@overload
+def contract(
+    eq: str,
+    *operands: Tensor | TensorView,
+    client: Any = None,
+    memory_budget: int = 1 << 30,
+    optimize: Any = "greedy",
+    progress: bool = True,
+    return_report: Literal[True],
+    transport: str = "auto",
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+) -> tuple[Tensor, ContractionReport]: ...
+@overload
+def contract(
+    eq: str,
+    *operands: Tensor | TensorView,
+    client: Any = None,
+    memory_budget: int = 1 << 30,
+    optimize: Any = "greedy",
+    progress: bool = True,
+    return_report: bool,
+    transport: str = "auto",
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+) -> Tensor | tuple[Tensor, ContractionReport]: ...
 def contract(
     eq: str,
     *operands: Tensor | TensorView,
@@ -56,7 +92,7 @@ def contract(
     return_report: bool = False,
     transport: str = "auto",
     timeout: float | None = DEFAULT_TIMEOUT_S,
-) -> Any:
+) -> Tensor | tuple[Tensor, ContractionReport]:
     """``einsum(eq, *operands)`` as a sum of slices, each within ``memory_budget`` bytes.
 
     Ownership: **borrows** the operands (reads them; never writes or moves them);

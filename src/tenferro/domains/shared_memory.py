@@ -167,8 +167,7 @@ def _reserve(op: str, fd: int, nbytes: int) -> None:
 def _untrusted(op: str, name: str, why: str) -> HostAccessError:
     return HostAccessError(
         op,
-        f"shared-memory file {name} {why}, so it is not a segment that a SharedMemoryDomain "
-        "of this user made; attach only handles that Tensor.share_handle() returned",
+        f"it {why}; attach only handles that Tensor.share_handle() returned",
         kind="UNTRUSTED_SEGMENT",
         name=name,
     )
@@ -190,9 +189,8 @@ def _attach_segment(op: str, handle: ShareHandle) -> mmap.mmap:
     except FileNotFoundError:
         raise HostAccessError(
             op,
-            f"shared-memory segment {name} no longer exists: its owner (process "
-            f"{handle.owner_pid}) dropped the tensor (or exited) before this attach; keep "
-            "the owner's tensor alive until every reader has attached",
+            "the owner dropped the tensor (or exited) before this attach; keep the owner's "
+            "tensor alive until every reader has attached",
             kind="SEGMENT_GONE",
             name=name,
             owner_pid=handle.owner_pid,
@@ -205,7 +203,7 @@ def _attach_segment(op: str, handle: ShareHandle) -> mmap.mmap:
         if exc.errno in (errno.EACCES, errno.EPERM):
             raise _untrusted(op, name, "cannot be opened by this user") from None
         raise HostAccessError(
-            op, f"cannot open shared-memory segment {name}: {exc}", kind="PROVIDER", name=name
+            op, f"it cannot be opened: {exc}", kind="PROVIDER", name=name
         ) from exc
     try:
         st = os.fstat(fd)
@@ -229,7 +227,7 @@ def _attach_segment(op: str, handle: ShareHandle) -> mmap.mmap:
             return mmap.mmap(fd, handle.segment_bytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
         except OSError as exc:
             raise HostAccessError(
-                op, f"cannot map shared-memory segment {name}: {exc}", kind="PROVIDER", name=name
+                op, f"it cannot be mapped: {exc}", kind="PROVIDER", name=name
             ) from exc
     finally:
         # The mapping keeps its own descriptor; ours is not needed any more.
@@ -362,15 +360,14 @@ class SharedMemoryBuffer(BackendStorageBase):
         except (OSError, ValueError) as exc:
             raise HostAccessError(
                 op,
-                f"cannot check shared-memory segment {self.name}: {exc}",
+                f"it cannot be checked: {exc}",
                 kind="PROVIDER",
                 name=self.name,
             ) from exc
         if actual < len(mm):
             raise HostAccessError(
                 op,
-                f"shared-memory segment {self.name} now has {actual} bytes but is mapped with "
-                f"{len(mm)}: another process shrank it after it was mapped, and reading it "
+                "another process shrank it after it was mapped, and reading it "
                 "would kill this process (SIGBUS). Its contents are lost; have the owner "
                 "share a new tensor (and find what truncates its segments)",
                 kind="SEGMENT_SHRUNK",
@@ -526,8 +523,8 @@ class SharedMemoryDomain:
         if os.getpid() != self._pid:
             raise RuntimeStateError(
                 op,
-                f"this domain belongs to process {self._pid} and reached this one "
-                f"({os.getpid()}) by fork; its allocations here would reuse the parent's "
+                f"it reached this one ({os.getpid()}) by fork; its allocations here would "
+                "reuse the parent's "
                 "allocation ids. Make a SharedMemoryDomain() in this process (attaching "
                 "the parent's tensors is fine)",
                 kind="FORKED_DOMAIN",

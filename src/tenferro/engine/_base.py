@@ -216,8 +216,7 @@ def check_out(out: Any, shape: Shape, dtype: DType, op: str) -> None:
     if out._shape != shape or out._dtype is not dtype:
         raise ValidationError(
             op,
-            f"out has shape {out._shape} and dtype {out._dtype.name}, but the result has "
-            f"shape {shape} and dtype {dtype.name}",
+            "pass an out tensor of the result's shape and dtype",
             kind="OUT_MISMATCH",
             expected_shape=shape,
             expected_dtype=dtype,

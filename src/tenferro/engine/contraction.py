@@ -220,7 +220,7 @@ class ContractionOps(EngineBase):
                 if both:
                     raise ValidationError(
                         op,
-                        f"{side} axes {both} are both contracting and batch; an axis has one role",
+                        f"give each {side} axis one role",
                         kind="ROLE_CONFLICT",
                         axes=both,
                     )

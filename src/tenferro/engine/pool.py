@@ -168,8 +168,7 @@ def check_limit(value: Any, op: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValidationError(
             op,
-            f"the buffer pool limit must be a non-negative number of bytes, got {value!r} "
-            "(0 turns retention off)",
+            "the buffer pool limit must be a non-negative number of bytes (0 turns retention off)",
             kind="INVALID_LIMIT",
             limit=value,
         )

@@ -180,8 +180,8 @@ class ReductionOps(EngineBase):
                 if count == 0 and ax:
                     raise ValidationError(
                         op,
-                        f"{name} over an empty axis has no value (no identity); check the shape "
-                        f"{shape} and axes {ax}",
+                        f"{name} over an empty axis has no value (no identity); check the "
+                        "shape and axes",
                         kind="EMPTY_REDUCTION",
                         shape=shape,
                         axes=ax,
@@ -191,8 +191,7 @@ class ReductionOps(EngineBase):
                 if count == 0 and ax:
                     raise ValidationError(
                         op,
-                        f"the mean over an empty axis is undefined; check the shape {shape} "
-                        f"and axes {ax}",
+                        "the mean over an empty axis is undefined; check the shape and axes",
                         kind="EMPTY_REDUCTION",
                         shape=shape,
                         axes=ax,

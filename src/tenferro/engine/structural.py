@@ -562,9 +562,8 @@ class StructuralOps(EngineBase):
                     return self._domain_copy(op, t)
                 raise RuntimeStateError(
                     op,
-                    "CPU backend requires source host placement, got "
-                    f"{t.placement.memory_kind.name}; download it (t.download()) or use an "
-                    "engine created with this tensor's allocation_domain",
+                    "CPU backend requires source host placement; download it (t.download()) "
+                    "or use an engine created with this tensor's allocation_domain",
                     kind="NOT_HOST",
                     memory_kind=t.placement.memory_kind,
                 )
@@ -635,9 +634,8 @@ class StructuralOps(EngineBase):
                         index, value = _first_bad(bad, x)
                         raise ValidationError(
                             op,
-                            f"element {index} = {value!r} cannot be represented as {target.name} "
-                            "without changing its value; use cast() for an explicitly lossy "
-                            "conversion",
+                            f"its value {value!r} would change; use cast() for an explicitly "
+                            "lossy conversion",
                             kind="LOSSY_CONVERSION",
                             index=index,
                             value=value,

@@ -388,7 +388,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
     return result
 
 
-def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> ArrayLike:
     """Numerical rank of each matrix (``(..., M, N)`` -> ``(...)``, int64).
 
     Singular values above ``rtol * max(s)`` count (default ``rtol``:
@@ -485,7 +485,7 @@ def expm(x: Any, /) -> ArrayLike:
     return _leading(default_engine().expm(a), nb)
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
+def matmul(x1: Any, x2: Any, /) -> ArrayLike:
     """`tenferro.matmul` (the extension's alias): the array API's rules, 1-D operands
     and broadcast leading batch axes included.
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LinAlgError, ValidationError
-from ..namespace._adapter import compute, emit
+from ..namespace._adapter import Result, compute, emit
 from ..namespace._contraction import diagonal as _diagonal
 from ..namespace._contraction import outer as _outer
 from ..namespace._contraction import tensordot as _tensordot
@@ -39,7 +39,7 @@ def _matrices(x: Any, op: str) -> None:
         )
 
 
-def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
     """Cross product of 3-element vectors along ``axis`` (negative), other axes broadcast.
 
     Ownership: **borrows** the inputs; the result is a new pooled tensor.
@@ -70,7 +70,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
 
 
-def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+def diagonal(x: Any, /, *, offset: int = 0) -> Result:
     """The ``offset``-th diagonal of each matrix (last two axes), as the last axis.
 
     Ownership: **borrows** the input; the result is a new pooled tensor.
@@ -79,7 +79,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     return _diagonal(x, offset, -2, -1)
 
 
-def matrix_power(x: Any, n: int, /) -> Any:
+def matrix_power(x: Any, n: int, /) -> Result:
     """``x`` (floating) raised to the integer power ``n`` (``n < 0``: of the inverse), per matrix.
 
     A singular matrix with ``n < 0`` raises `LinAlgError` kind SINGULAR.
@@ -90,9 +90,7 @@ def matrix_power(x: Any, n: int, /) -> Any:
     _matrices(x, op)
     check_category(op, x.dtype, "floating")
     if x.shape[-1] != x.shape[-2]:
-        raise ValidationError(
-            op, f"needs square matrices, got shape {x.shape}", kind="NOT_SQUARE", shape=x.shape
-        )
+        raise ValidationError(op, "needs square matrices", kind="NOT_SQUARE", shape=x.shape)
     if isinstance(n, bool):
         raise ValidationError(op, "n must be an int, got a bool", kind="INVALID_ARGUMENT")
     try:
@@ -110,7 +108,7 @@ def matrix_power(x: Any, n: int, /) -> Any:
         ) from None
 
 
-def outer(x1: Any, x2: Any, /) -> Any:
+def outer(x1: Any, x2: Any, /) -> Result:
     """The outer product of two 1-D arrays (``[M] x [N] -> [M, N]``).
 
     Ownership: **borrows** the inputs; the result is a new pooled tensor.
@@ -127,7 +125,7 @@ def outer(x1: Any, x2: Any, /) -> Any:
     return _outer(x1, x2)
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Result:
     """`tenferro.tensordot` (the extension's alias, ``axes`` keyword-only).
 
     Ownership: **borrows** the inputs; the result is a new pooled tensor.
@@ -135,7 +133,7 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
     return _tensordot(x1, x2, axes=axes)
 
 
-def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Result:
     """Sum of the ``offset``-th diagonal of each matrix (last two axes): shape ``x.shape[:-2]``.
 
     ``dtype=None``: the standard's accumulation dtype (as `tenferro.sum`).
@@ -152,7 +150,7 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     )
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
     """`tenferro.vecdot`: ``sum(conj(x1) * x2)`` along ``axis``, the rest broadcast.
 
     Ownership: **borrows** the inputs; the result is a new pooled tensor.

@@ -10,7 +10,7 @@ operands of different dtypes are first promoted by the array API table
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -75,7 +75,7 @@ def _planned(key: Any, build: Any, *args: Any) -> Any:
     return hit
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
+def matmul(x1: Any, x2: Any, /) -> Result:
     """The matrix product with the array API's rules (1-D operands, leading batch axes
     broadcast). Ownership: **computes** a pooled output."""
     op = "tenferro.matmul"
@@ -100,7 +100,7 @@ def matmul(x1: Any, x2: Any, /) -> Any:
                 and m1._dtype is m2._dtype
                 and m1._dtype in _BLAS
             ):
-                return unmirror(engine().matmul(m2, m1))
+                return cast(Result, unmirror(engine().matmul(m2, m1)))
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
     dt = _planned(("matmul", x1.shape, x2.shape, x1.dtype, x2.dtype), _matmul_plan, x1, x2)
@@ -124,7 +124,7 @@ def _matmul_plan(x1: Any, x2: Any) -> DType:
     return dt
 
 
-def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
+def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
     """Sum of products over ``axes`` (an int: the last/first ``axes`` axes; or two
     sequences). Runs as `CpuEngine.dot_general`. Ownership: **computes**."""
     op = "tenferro.tensordot"
@@ -147,7 +147,7 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
             reversed_operand(a),
             contracting=(tuple(nb - j for j in ax_b), tuple(na - i for i in ax_a)),
         )
-        return unmirror(res)
+        return cast(Result, unmirror(res))
     return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
 
 
@@ -248,7 +248,7 @@ def _vecdot_plan(x1: Any, x2: Any, axis: Any) -> DType:
     return dt
 
 
-def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
+def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Result:
     """Einstein summation on the default engine (`CpuEngine.einsum`), e.g.
     ``tenferro.einsum("ij,jk->ik", a, b)``. Operands of different dtypes are
     promoted first. Ownership: **computes** a pooled output (intermediates go
@@ -279,7 +279,7 @@ def _einsum_plan(subscripts: str, operands: tuple[Any, ...]) -> tuple[DType, Any
     return dt, einsum_plan(subscripts, tuple(x.shape for x in operands))
 
 
-def dot(a: Any, b: Any, /) -> Any:
+def dot(a: Any, b: Any, /) -> Result:
     """numpy's ``dot``. Ownership: **computes** a pooled output."""
     op = "tenferro.dot"
     check_array(a, op, "a")

@@ -46,8 +46,7 @@ def check_category(op: str, dt: DType, category: str) -> None:
     if dt not in CATEGORIES[category]:
         raise PromotionError(
             op,
-            f"dtype {dt.value} is not accepted (the array API allows {category} dtypes "
-            "here); convert with tenferro.astype first",
+            f"the array API allows {category} dtypes here; convert with tenferro.astype first",
             kind="UNSUPPORTED_DTYPE",
             dtype=dt,
         )

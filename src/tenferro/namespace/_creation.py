@@ -10,7 +10,7 @@ adopted; see docs/namespace.md.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from ..copies import check_copy, count_copy, record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
+from ..view import TensorViewMut
 from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg
 from ._refusals import numpy_call
@@ -103,7 +104,7 @@ def asarray(
     dtype: Any = None,
     device: Any = None,
     copy: bool | None = None,
-) -> Any:
+) -> Result | TensorViewMut:
     """An array from a tenferro array, a numpy array, a Python scalar or nested sequence.
 
     Ownership:
@@ -129,7 +130,7 @@ def asarray(
             return astype(obj, want)
         if copy:
             return _copy_array(obj, op)
-        return obj
+        return cast(Result | TensorViewMut, obj)  # mypy reads ARRAY_TYPES as _ViewBase
     if isinstance(obj, np.ndarray) or (
         not isinstance(obj, (list, tuple))
         and (hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"))
@@ -152,7 +153,7 @@ def _copy_refused(op: str, why: str) -> ValidationError:
     )
 
 
-def _copy_array(x: Any, op: str) -> Any:
+def _copy_array(x: Any, op: str) -> Result:
     # Checked before, counted once made: a refused read (an exclusive borrow) counts nothing.
     nbytes = x.size * x.dtype.itemsize
     check_copy(f"{op}(copy=True)", nbytes)
@@ -161,7 +162,9 @@ def _copy_array(x: Any, op: str) -> Any:
     return emit(op, res)
 
 
-def _from_numpy(arr: np.ndarray[Any, Any], want: DType | None, copy: bool | None, op: str) -> Any:
+def _from_numpy(
+    arr: np.ndarray[Any, Any], want: DType | None, copy: bool | None, op: str
+) -> Result:
     dt = dtype_of_array(arr, op) if arr.dtype.kind not in "OUSV" else None
     if dt is None:
         raise DTypeError(op, f"unsupported array dtype {arr.dtype}", kind="UNSUPPORTED_DTYPE")
@@ -176,7 +179,7 @@ def _from_numpy(arr: np.ndarray[Any, Any], want: DType | None, copy: bool | None
         try:
             if arr.flags.f_contiguous:
                 return from_numpy(arr)
-            return adopt_c_ordered(arr, op)
+            return cast(Result, adopt_c_ordered(arr, op))
         except ValidationError:
             adoptable = False
     if copy is False:
@@ -186,7 +189,7 @@ def _from_numpy(arr: np.ndarray[Any, Any], want: DType | None, copy: bool | None
     return emit(op, arr.astype(target.numpy, copy=False))
 
 
-def _build(obj: Any, want: DType | None, op: str) -> Any:
+def _build(obj: Any, want: DType | None, op: str) -> Result:
     if isinstance(obj, (bool, int, float, complex)):
         dt = want or _scalar_default(obj)
         return _filled(op, (), dt, _scalar_value(obj, dt, op))
@@ -364,7 +367,7 @@ def eye(
     return emit(op, numpy_call(op, np.eye, n_rows, n_cols, k=k, dtype=dt.numpy))
 
 
-def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Result]:
     """Coordinate arrays from 1-D arrays. Ownership: **creates** one pooled tensor each."""
     op = "tenferro.meshgrid"
     for a in arrays:
@@ -408,7 +411,7 @@ def triu(x: Any, /, *, k: int = 0) -> Result:
     return emit(op, compute(op, lambda a: np.triu(a, k), (x,)))
 
 
-def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Result:
     """An array from a DLPack producer (`tenferro.interop.from_dlpack`'s rules).
 
     Ownership: the producer's memory is **adopted** (zero copy) when it is
@@ -422,7 +425,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     return _from_dlpack(x, copy=copy)
 
 
-def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Result:
     """``x`` converted to ``dtype``.
 
     Ownership: another dtype **computes** a converted pooled array; the same

@@ -10,7 +10,7 @@ read without copying.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -365,7 +365,7 @@ def imag(x: Any, /) -> Result:
     return emit(op, compute(op, lambda a: np.imag(a), (x,)))
 
 
-def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Result:
     """Clamp each element to ``[min, max]`` (arrays or scalars, broadcast to ``x``).
 
     Ownership: **computes** a pooled output of ``x``'s dtype and shape.
@@ -388,7 +388,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
             operand_dtype((x, b), op)
             bounds.append(b)
     if bounds[0] is None and bounds[1] is None:
-        return ufunc_into(op, np.positive, (x,), x.shape, dt)
+        return cast(Result, ufunc_into(op, np.positive, (x,), x.shape, dt))
 
     if dt.is_integer:
         # Python ints beyond the dtype's range bound nothing (and cannot be converted).

@@ -225,7 +225,7 @@ def inplace(fn: Callable[[Any, Any], Any], x: Any, other: Any) -> Any:
     return x
 
 
-def to_numpy(x: Any, /) -> Any:
+def to_numpy(x: Any, /) -> np.ndarray[Any, Any]:
     """A read-only numpy array of ``x``'s values. Ownership: **borrows** (zero copy)."""
     check_array(x, "tenferro.to_numpy")
     return np.asarray(x)

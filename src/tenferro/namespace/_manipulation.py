@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
 Shape = tuple[int, ...]
 
 
-def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
+def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Result:
     """``fn`` applied to a borrowed array of ``x``, returned as a view (never a copy)."""
     check_array(x, op)
     v, base = view_base(x, op)
@@ -44,10 +44,10 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Any:
     out = view_like(v, base, res, op)
     if out is None:  # pragma: no cover - every caller's fn returns a numpy view
         raise AssertionError(f"{op}: numpy returned a copy")
-    return out
+    return cast(Result, out)
 
 
-def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
+def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
     """The axes of ``x`` in the order ``axes``. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.permute_dims"
     if x.__class__ is Tensor or x.__class__ is TensorView:
@@ -74,21 +74,23 @@ def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
         _PERMS.put(axes, ndim, permute)
     # The descriptor permuted directly: what numpy's transpose of a borrowed array
     # would give, without building the array.
-    return permuted_view(x, permute)
+    return cast(Result, permuted_view(x, permute))
 
 
 #: Checked permutations of `permute_dims` (as `layout.permuter`s), per axes tuple.
 _PERMS = ArgMemo()
 
 
-def transpose(x: Any, /, axes: Any = None) -> Any:
+def transpose(x: Any, /, axes: Any = None) -> Result:
     """numpy's ``transpose``: reversed axes, or ``axes``. Ownership: **borrows** (a view)."""
     op = "tenferro.transpose"
     if axes is None:
         if x.__class__ is Tensor or x.__class__ is TensorView:
-            return permuted_view(x, _reversed(len(x._shape)))  # as_view refuses a moved one
+            return cast(
+                Result, permuted_view(x, _reversed(len(x._shape)))
+            )  # as_view refuses a moved one
         check_array(x, op)
-        return permuted_view(x, _reversed(x.ndim))
+        return cast(Result, permuted_view(x, _reversed(x.ndim)))
     check_array(x, op)
     if not isinstance(axes, (tuple, list)):
         raise ValidationError(
@@ -111,7 +113,7 @@ def _swapped_last(ndim: int) -> Any:
     return permuter((*range(ndim - 2), ndim - 1, ndim - 2))
 
 
-def matrix_transpose(x: Any, /) -> Any:
+def matrix_transpose(x: Any, /) -> Result:
     """The last two axes swapped. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.matrix_transpose"
     check_array(x, op)
@@ -120,7 +122,7 @@ def matrix_transpose(x: Any, /) -> Any:
         raise ValidationError(
             op, f"needs at least 2 dimensions, got {ndim}", kind="INVALID_ARGUMENT"
         )
-    return permuted_view(x, _swapped_last(ndim))
+    return cast(Result, permuted_view(x, _swapped_last(ndim)))
 
 
 def array_T(x: Any) -> Any:
@@ -128,7 +130,7 @@ def array_T(x: Any) -> Any:
     return transpose(x)
 
 
-def expand_dims(x: Any, /, axis: Any = 0) -> Any:
+def expand_dims(x: Any, /, axis: Any = 0) -> Result:
     """``x`` with new axes of length one at ``axis``. Ownership: **borrows** (a view)."""
     op = "tenferro.expand_dims"
     check_array(x, op)
@@ -140,7 +142,7 @@ def expand_dims(x: Any, /, axis: Any = 0) -> Any:
     return _view(x, op, lambda a: np.expand_dims(a, axes))
 
 
-def squeeze(x: Any, /, axis: Any) -> Any:
+def squeeze(x: Any, /, axis: Any) -> Result:
     """``x`` without the length-one axes ``axis``. Ownership: **borrows** (a view)."""
     op = "tenferro.squeeze"
     check_array(x, op)
@@ -153,7 +155,7 @@ def squeeze(x: Any, /, axis: Any) -> Any:
     return _view(x, op, lambda a: np.squeeze(a, axes))
 
 
-def flip(x: Any, /, *, axis: Any = None) -> Any:
+def flip(x: Any, /, *, axis: Any = None) -> Result:
     """``x`` reversed along ``axis`` (all axes by default). Ownership: **borrows** (a view)."""
     op = "tenferro.flip"
     check_array(x, op)
@@ -161,13 +163,13 @@ def flip(x: Any, /, *, axis: Any = None) -> Any:
     return _view(x, op, lambda a: np.flip(a, axes))
 
 
-def broadcast_to(x: Any, /, shape: Any) -> Any:
+def broadcast_to(x: Any, /, shape: Any) -> Result:
     """``x`` broadcast to ``shape`` (stride-0 axes). Ownership: **borrows** (a read-only view)."""
     op = "tenferro.broadcast_to"
     return _view(x, op, lambda a: np.broadcast_to(a, tuple(shape)))
 
 
-def broadcast_arrays(*arrays: Any) -> list[Any]:
+def broadcast_arrays(*arrays: Any) -> list[Result]:
     """Every array broadcast to their common shape. Ownership: **borrows** (views)."""
     op = "tenferro.broadcast_arrays"
     for a in arrays:
@@ -179,13 +181,13 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
     return [broadcast_to(a, shape) for a in arrays]
 
 
-def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
+def moveaxis(x: Any, source: Any, destination: Any, /) -> Result:
     """Axes moved from ``source`` to ``destination``. Ownership: **borrows** (a view)."""
     op = "tenferro.moveaxis"
     return _view(x, op, lambda a: np.moveaxis(a, source, destination))
 
 
-def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Result, ...]:
     """The sub-arrays along ``axis``. Ownership: **borrows** (one view each)."""
     op = "tenferro.unstack"
     check_array(x, op)
@@ -194,7 +196,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     return tuple(moved[i] for i in range(moved.shape[0]))
 
 
-def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
+def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
     """``x`` with a new shape, elements in row-major (C) order as the standard says.
 
     Ownership: **borrows** (a view, no copy) whenever the strides allow it (any
@@ -208,7 +210,7 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
         # (shape, strides, new shape): no array is built per call.
         out = _reshaped_view(x, shape)
         if out is not None:
-            return out
+            return cast(Result, out)
     check_array(x, op)
     new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     size = x.size
@@ -233,7 +235,7 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
         if res is not None:
             out = view_like(v, base, res, op)
             if out is not None:
-                return out
+                return cast(Result, out)
         del res, base, v
         if copy is False:
             raise ValidationError(

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtype import as_dtype
 from ..errors import ValidationError
-from ._adapter import emit
+from ._adapter import Result, emit
 from ._core import check_array, normalize_axis
 from ._indexing import getitem
 from ._manipulation import permute_dims
@@ -22,7 +22,7 @@ from ._manipulation import permute_dims
 __all__ = ["array_split", "indices", "split", "swapaxes", "to_list"]
 
 
-def swapaxes(x: Any, axis1: int, axis2: int, /) -> Any:
+def swapaxes(x: Any, axis1: int, axis2: int, /) -> Result:
     """``x`` with two axes exchanged. Ownership: **borrows** (a view, no copy)."""
     op = "tenferro.swapaxes"
     check_array(x, op)
@@ -33,7 +33,9 @@ def swapaxes(x: Any, axis1: int, axis2: int, /) -> Any:
     return permute_dims(x, tuple(perm))
 
 
-def indices(dimensions: Any, dtype: Any = None, sparse: bool = False) -> Any:
+def indices(
+    dimensions: Any, dtype: Any = None, sparse: bool = False
+) -> Result | tuple[Result, ...]:
     """numpy's ``indices``: the index grid of ``dimensions`` (a ``(len(dimensions),
     *dimensions)`` integer array, or with ``sparse=True`` a tuple of broadcastable
     arrays). Ownership: **creates** new pooled tensors."""
@@ -96,13 +98,13 @@ def _split(x: Any, sections: Any, axis: int, even: bool, op: str) -> list[Any]:
     return [getitem(x, (*head, slice(lo, max(lo, hi)))) for lo, hi in itertools.pairwise(bounds)]
 
 
-def split(x: Any, indices_or_sections: Any, /, axis: int = 0) -> list[Any]:
+def split(x: Any, indices_or_sections: Any, /, axis: int = 0) -> list[Result]:
     """numpy's ``split``: equal sections, or cuts at the given indices.
     Ownership: **borrows** (a list of views, no copy)."""
     return _split(x, indices_or_sections, axis, True, "tenferro.split")
 
 
-def array_split(x: Any, indices_or_sections: Any, /, axis: int = 0) -> list[Any]:
+def array_split(x: Any, indices_or_sections: Any, /, axis: int = 0) -> list[Result]:
     """numpy's ``array_split``: like `split`, sections may differ by one.
     Ownership: **borrows** (a list of views, no copy)."""
     return _split(x, indices_or_sections, axis, False, "tenferro.array_split")

@@ -6,12 +6,14 @@ their ownership effect (stated on each).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType
+from ..tensor import Tensor
+from ..view import TensorViewMut
 from ._adapter import ARRAY_TYPES, Result, compute, emit, is_owner
 from ._core import check_array, dtype_arg, operand_dtype
 from ._creation import asarray
@@ -62,37 +64,37 @@ def allclose(a: Any, b: Any, /, rtol: float = 1e-05, atol: float = 1e-08) -> boo
     return bool(compute(op, lambda p, q: np.allclose(p, q, rtol=rtol, atol=atol), (a, b)))
 
 
-def copy(x: Any, /) -> Any:
+def copy(x: Any, /) -> Result:
     """A new array with ``x``'s values. Ownership: **copies** (named, counted)."""
-    return asarray(x, copy=True)
+    return cast(Result, asarray(x, copy=True))  # copy=True: a new array, never x
 
 
-def asfortranarray(x: Any, /) -> Any:
+def asfortranarray(x: Any, /) -> Result:
     """``x`` as a compact column-major owner: an owner is returned as it is
     (**borrows** nothing new); a view **copies** (named, counted)."""
     op = "tenferro.asfortranarray"
     if not isinstance(x, ARRAY_TYPES):
         x = asarray(x)
     if is_owner(x):
-        return x
+        return cast(Tensor, x)
     check_copy(op, x.size * x.dtype.itemsize)
     res = compute(op, lambda a: np.asfortranarray(a), (x,))
     count_copy(x.size * x.dtype.itemsize)
     return emit(op, res)
 
 
-def ascontiguousarray(x: Any, /) -> Any:
+def ascontiguousarray(x: Any, /) -> Result | TensorViewMut:
     """numpy's ``ascontiguousarray``: ``x`` itself when it is an array (tenferro
     arrays are read through their strides, so no layout needs forcing)."""
-    return x if isinstance(x, ARRAY_TYPES) else asarray(x)
+    return cast(Result | TensorViewMut, x) if isinstance(x, ARRAY_TYPES) else asarray(x)
 
 
-def ravel(x: Any, /) -> Any:
+def ravel(x: Any, /) -> Result:
     """``reshape(x, (-1,))``: a view when the strides allow, else a counted copy."""
     return reshape(x, (-1,))
 
 
-def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
+def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Result:
     """numpy's ``cumsum``: running sums along ``axis`` (``None``: of the flattened
     array). Ownership: **computes** a pooled output."""
     if axis is None:
@@ -103,7 +105,7 @@ def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
     return cumulative_sum(x, axis=axis, dtype=dtype)
 
 
-def cumprod(x: Any, /, axis: int | None = None, dtype: Any = None) -> Any:
+def cumprod(x: Any, /, axis: int | None = None, dtype: Any = None) -> Result:
     """numpy's ``cumprod``: running products along ``axis`` (``None``: of the
     flattened array). Ownership: **computes** a pooled output."""
     if axis is None:

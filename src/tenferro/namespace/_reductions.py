@@ -7,7 +7,7 @@ pooled tensor of the default engine (Ownership: **computes**).
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -106,12 +106,12 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
     return dt
 
 
-def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Result:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
     hit = _mirrored(op, x, axis)
     if hit is not None:
-        return unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
+        return cast(Result, unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims)))
     if dtype is None:
         if axis is None and not keepdims:
             # The engine's full-reduction hot path: float dtypes keep their dtype, as
@@ -126,16 +126,16 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
     return _reduce(op, x, np.sum, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
 
 
-def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Result:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
     hit = _mirrored(op, x, axis)
     if hit is not None:
-        return unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
+        return cast(Result, unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims)))
     if dtype is None and axis is not None:
         r = axes_reduction("reduce_prod", x, axis, keepdims)
         if r is not None:
-            return r
+            return cast(Result, r)
     check_array(x, op)
     dt = _sum_dtype(x, dtype, op)
     return _reduce(op, x, np.prod, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)
@@ -172,7 +172,7 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool 
 
 def _cumulative(
     op: str, fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool, initial: int
-) -> Any:
+) -> Result:
     check_array(x, op)
     check_category(op, x.dtype, "numeric")
     if axis is None:
@@ -201,14 +201,14 @@ def builtins_max(a: int, b: int) -> int:
 
 def cumulative_sum(
     x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
-) -> Any:
+) -> Result:
     """Running sums along ``axis``. Ownership: **computes** a pooled output."""
     return _cumulative("tenferro.cumulative_sum", np.cumsum, x, axis, dtype, include_initial, 0)
 
 
 def cumulative_prod(
     x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
-) -> Any:
+) -> Result:
     """Running products along ``axis``. Ownership: **computes** a pooled output."""
     return _cumulative("tenferro.cumulative_prod", np.cumprod, x, axis, dtype, include_initial, 1)
 
@@ -268,8 +268,7 @@ def _check_not_empty(x: Any, axis: Any, op: str) -> None:
         if empty:
             raise ValidationError(
                 op,
-                f"an empty array (shape {shape}) has no element to point at along "
-                f"{'its axes' if axis is None else f'axis {axis}'}",
+                "an empty array has no element to point at",
                 kind="EMPTY_REDUCTION",
                 axes=None if axis is None else (axis,),
                 shape=shape,
@@ -298,7 +297,7 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Res
     )
 
 
-def nonzero(x: Any, /) -> tuple[Any, ...]:
+def nonzero(x: Any, /) -> tuple[Result, ...]:
     """The indices of the non-zero elements, one int64 array per axis. Ownership: **computes**."""
     op = "tenferro.nonzero"
     check_array(x, op)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._adapter import compute, emit
+from ._adapter import Result, compute, emit
 from ._core import check_array, check_category, dtype_arg
 from ._refusals import numpy_call
 
@@ -34,7 +34,7 @@ __all__ = [
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Any:
+def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Result:
     op = f"tenferro.fft.{name}"
     check_array(x, op)
     check_category(op, x.dtype, category)
@@ -42,7 +42,7 @@ def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Any:
     return emit(op, compute(op, lambda a: fn(a, n=n, axis=axis, norm=norm), (x,)))
 
 
-def _many(name: str, category: str, x: Any, s: Any, axes: Any, norm: str) -> Any:
+def _many(name: str, category: str, x: Any, s: Any, axes: Any, norm: str) -> Result:
     op = f"tenferro.fft.{name}"
     check_array(x, op)
     check_category(op, x.dtype, category)
@@ -50,57 +50,57 @@ def _many(name: str, category: str, x: Any, s: Any, axes: Any, norm: str) -> Any
     return emit(op, compute(op, lambda a: fn(a, s=s, axes=axes, norm=norm), (x,)))
 
 
-def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Result:
     """The one-dimensional discrete Fourier transform of a complex array."""
     return _one("fft", "complex floating", x, n, axis, norm)
 
 
-def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Result:
     """The inverse of `fft`."""
     return _one("ifft", "complex floating", x, n, axis, norm)
 
 
-def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Result:
     """The n-dimensional discrete Fourier transform of a complex array."""
     return _many("fftn", "complex floating", x, s, axes, norm)
 
 
-def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Result:
     """The inverse of `fftn`."""
     return _many("ifftn", "complex floating", x, s, axes, norm)
 
 
-def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Result:
     """The one-dimensional transform of a real array (non-negative frequencies)."""
     return _one("rfft", "real floating", x, n, axis, norm)
 
 
-def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Result:
     """The inverse of `rfft` (a real output)."""
     return _one("irfft", "complex floating", x, n, axis, norm)
 
 
-def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Result:
     """The n-dimensional transform of a real array."""
     return _many("rfftn", "real floating", x, s, axes, norm)
 
 
-def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Result:
     """The inverse of `rfftn`."""
     return _many("irfftn", "complex floating", x, s, axes, norm)
 
 
-def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Result:
     """The transform of a Hermitian-symmetric signal (a real output)."""
     return _one("hfft", "complex floating", x, n, axis, norm)
 
 
-def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Result:
     """The inverse of `hfft`."""
     return _one("ihfft", "real floating", x, n, axis, norm)
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Result:
     """The sample frequencies of `fft`. Ownership: **creates** a pooled tensor."""
     op = "tenferro.fft.fftfreq"
     dt = dtype_arg(dtype, op)
@@ -108,7 +108,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     return emit(op, freq.astype(dt.numpy if dt is not None else np.float64))
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Result:
     """The sample frequencies of `rfft`. Ownership: **creates** a pooled tensor."""
     op = "tenferro.fft.rfftfreq"
     dt = dtype_arg(dtype, op)
@@ -116,14 +116,14 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     return emit(op, freq.astype(dt.numpy if dt is not None else np.float64))
 
 
-def fftshift(x: Any, /, *, axes: Any = None) -> Any:
+def fftshift(x: Any, /, *, axes: Any = None) -> Result:
     """The zero frequency moved to the centre. Ownership: **computes**."""
     op = "tenferro.fft.fftshift"
     check_array(x, op)
     return emit(op, compute(op, lambda a: np.fft.fftshift(a, axes), (x,)))
 
 
-def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
+def ifftshift(x: Any, /, *, axes: Any = None) -> Result:
     """The inverse of `fftshift`. Ownership: **computes**."""
     op = "tenferro.fft.ifftshift"
     check_array(x, op)

@@ -245,8 +245,7 @@ class GroupTables(NotCopyable):
             if sharing:
                 raise GroupError(
                     op,
-                    f"descriptor slot {index} shares its owner with slot(s) {sharing}; a "
-                    "tensor can only be taken when it is the owner's sole descriptor",
+                    "a tensor can only be taken when it is the owner's sole descriptor",
                     kind="SHARED_OWNER",
                     slot=index,
                     sharing=tuple(sharing),
@@ -396,7 +395,7 @@ class GroupTables(NotCopyable):
         if self._moved is not None:
             raise GroupError(
                 op,
-                f"this group was moved by {self._moved}; use the group it was appended to",
+                "use the group it was appended to",
                 kind="GROUP_MOVED",
                 moved_by=self._moved,
             )
@@ -418,8 +417,6 @@ class GroupTables(NotCopyable):
         if not 0 <= index < len(self._descriptors):
             raise GroupError(
                 op,
-                f"descriptor slot {index} is out of bounds (the group has "
-                f"{len(self._descriptors)} slot(s))",
                 kind="DESCRIPTOR_SLOT_OUT_OF_BOUNDS",
                 slot=index,
                 descriptor_count=len(self._descriptors),
@@ -428,7 +425,6 @@ class GroupTables(NotCopyable):
         if rec is None:
             raise GroupError(
                 op,
-                f"descriptor slot {index} is vacant",
                 kind="DESCRIPTOR_SLOT_VACANT",
                 slot=index,
             )

@@ -131,8 +131,8 @@ class _Compiler:
             if node.id not in self.dtypes:
                 raise ValidationError(
                     OP,
-                    f"the expression uses {node.id!r}, which is not among the operands "
-                    f"({', '.join(sorted(self.dtypes)) or 'none'})",
+                    f"the expression uses it, but the operands are "
+                    f"{', '.join(sorted(self.dtypes)) or 'none'}",
                     kind="UNKNOWN_NAME",
                     name=node.id,
                 )

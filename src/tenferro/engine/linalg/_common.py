@@ -63,7 +63,7 @@ def _matrix(
     if square and shape[0] != shape[1]:
         raise ValidationError(
             op,
-            f"{what} must be square in its first two dimensions, got shape {shape}",
+            f"{what} must be square in its first two dimensions",
             kind="NOT_SQUARE",
             shape=shape,
         )
