@@ -138,7 +138,7 @@ class ValidationKind(Kind):
     """The kinds of `ValidationError`."""
 
     AMBIGUOUS_TRUTH = "AMBIGUOUS_TRUTH", "the truth value of an array is ambiguous"
-    BROADCAST = "BROADCAST", "the shapes do not broadcast"
+    BROADCAST = "BROADCAST", "the shapes do not broadcast", "shapes"
     BUDGET_UNREACHABLE = (
         "BUDGET_UNREACHABLE",
         "{needed} bytes are needed, more than memory_budget={memory_budget}",
@@ -163,12 +163,12 @@ class ValidationKind(Kind):
     INVALID_DEVICE = "INVALID_DEVICE", "unknown device"
     INVALID_DOMAIN = "INVALID_DOMAIN", "invalid allocation domain"
     INVALID_EQUATION = "INVALID_EQUATION", "invalid equation"
-    INVALID_HANDLE = "INVALID_HANDLE", "the share handle does not match the segment"
+    INVALID_HANDLE = "INVALID_HANDLE", "the share handle does not match the segment", "name"
     INVALID_INDEX = "INVALID_INDEX", "invalid index"
     INVALID_LIMIT = "INVALID_LIMIT", "invalid buffer pool limit {limit!r}"
     INVALID_MODE = "INVALID_MODE", "unknown mode"
     INVALID_OPERAND = "INVALID_OPERAND", "invalid operand"
-    INVALID_OPTIMIZE = "INVALID_OPTIMIZE", "invalid optimize="
+    INVALID_OPTIMIZE = "INVALID_OPTIMIZE", "invalid optimize=", "optimize"
     INVALID_ORD = "INVALID_ORD", "invalid ord"
     INVALID_OUT = "INVALID_OUT", "invalid out="
     INVALID_PATH = "INVALID_PATH", "invalid contraction path"
@@ -176,14 +176,15 @@ class ValidationKind(Kind):
     INVALID_RANK = "INVALID_RANK", "the operand has the wrong rank"
     INVALID_SHAPE = "INVALID_SHAPE", "invalid shape"
     INVALID_SLOT = "INVALID_SLOT", "invalid descriptor slot"
-    INVALID_THREADS = "INVALID_THREADS", "invalid thread count {threads!r}"
+    INVALID_THREADS = "INVALID_THREADS", "invalid thread count {threads!r}", "limit"
     INVALID_TREE = "INVALID_TREE", "the contraction tree does not fit the equation"
     INVALID_UPLO = "INVALID_UPLO", "invalid uplo"
-    INVALID_VALUE = "INVALID_VALUE", "invalid value"
+    INVALID_VALUE = "INVALID_VALUE", "invalid value", "value"
     LENGTH_MISMATCH = "LENGTH_MISMATCH", "the lengths do not match"
     LOSSY_CONVERSION = (
         "LOSSY_CONVERSION",
         "element {index} cannot be represented as {dtype.name} exactly",
+        "value",
     )
     NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER", "negative integer power of an integer"
     NOT_1D = "NOT_1D", "the data has shape {data_shape}, not one axis"
@@ -238,7 +239,7 @@ class RuntimeStateKind(Kind):
     NOT_PICKLABLE = "NOT_PICKLABLE", "this object cannot be pickled"
     NOT_SHARED_MEMORY = "NOT_SHARED_MEMORY", "the tensor is not in shared memory"
     NO_WORKERS = "NO_WORKERS", "no workers"
-    PROVIDER = "PROVIDER", "the memory provider failed"
+    PROVIDER = "PROVIDER", "the memory provider failed", "nbytes"
     RUNTIME_STATE = "RUNTIME_STATE", "the operation cannot run in this state"
     SCHEDULER_LOST = "SCHEDULER_LOST", "the Dask scheduler was lost"
     SERVICE_NOT_REGISTERED = "SERVICE_NOT_REGISTERED", "no {service} service is registered"
@@ -263,6 +264,8 @@ class HostAccessKind(Kind):
     UNSUPPORTED = (
         "UNSUPPORTED",
         "backend storage cannot be borrowed as host data",
+        "allocation",
+        "backend",
         "placement",
     )
     UNTRUSTED_SEGMENT = (
@@ -274,7 +277,7 @@ class HostAccessKind(Kind):
 class GroupKind(Kind):
     """The kinds of `GroupError`."""
 
-    ALIASED_ALLOCATION = "ALIASED_ALLOCATION", "a buffer would enter the group twice"
+    ALIASED_ALLOCATION = "ALIASED_ALLOCATION", "a buffer would enter the group twice", "entries"
     ALREADY_MAPPED = "ALREADY_MAPPED", "the owner is already mapped"
     DESCRIPTOR_SLOT_OUT_OF_BOUNDS = (
         "DESCRIPTOR_SLOT_OUT_OF_BOUNDS",
@@ -283,7 +286,12 @@ class GroupKind(Kind):
     DESCRIPTOR_SLOT_VACANT = "DESCRIPTOR_SLOT_VACANT", "descriptor slot {slot} is vacant"
     GROUP = "GROUP", "allocation group misuse"
     GROUP_MOVED = "GROUP_MOVED", "this group was moved by {moved_by}"
-    INVALID_LAYOUT = "INVALID_LAYOUT", "the buffer does not hold whole elements"
+    INVALID_LAYOUT = (
+        "INVALID_LAYOUT",
+        "the buffer does not hold whole elements",
+        "dtype",
+        "owner_dtype",
+    )
     SAME_GROUP = "SAME_GROUP", "the same group twice"
     SHARED_OWNER = "SHARED_OWNER", "descriptor slot {slot} shares its owner with slot(s) {sharing}"
 
@@ -294,7 +302,7 @@ class AccessKind(Kind):
     DTYPE_MISMATCH = "DTYPE_MISMATCH", "the dtypes differ", "expected", "actual"
     INVALID_LAYOUT = "INVALID_LAYOUT", "invalid span layout"
     LENGTH_MISMATCH = "LENGTH_MISMATCH", "the byte lengths differ", "expected", "actual"
-    PROVIDER = "PROVIDER", "the provider's mapping is unusable"
+    PROVIDER = "PROVIDER", "the provider's mapping is unusable", "backend"
     UNSUPPORTED = "UNSUPPORTED", "this access is not supported", "backend"
 
 
@@ -383,8 +391,8 @@ class PromotionKind(Kind):
     """The kinds of `PromotionError`."""
 
     INPLACE_MISMATCH = "INPLACE_MISMATCH", "the result does not fit the array updated in place"
-    NO_PROMOTION = "NO_PROMOTION", "no type promotion"
-    SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar's kind does not match the array's"
+    NO_PROMOTION = "NO_PROMOTION", "no type promotion", "dtypes"
+    SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar's kind does not match the array's", "dtype"
     UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "dtype {dtype.value} is not accepted"
 
 
@@ -402,7 +410,7 @@ class LinAlgKind(Kind):
 
     INVALID_ARGUMENT = "INVALID_ARGUMENT", "LAPACK rejected an argument", "batch_index"
     LINALG = "LINALG", "the factorisation failed"
-    NOT_CONVERGED = "NOT_CONVERGED", "no convergence", "batch_index"
+    NOT_CONVERGED = "NOT_CONVERGED", "no convergence", "batch_index", "info"
     NOT_FINITE = "NOT_FINITE", "NaN or infinite entries", "batch_index"
     NOT_POSITIVE_DEFINITE = "NOT_POSITIVE_DEFINITE", "not positive definite"
     SINGULAR = "SINGULAR", "singular matrix", "batch_index"

@@ -760,6 +760,7 @@ def _cast_exactly(op: str, arr: np.ndarray[Any, Any], want: DType) -> np.ndarray
             "dtype= and use eng.cast for an explicitly lossy conversion",
             kind="LOSSY_CONVERSION",
             index=pos,
+            value=arr[pos].item(),
             dtype=want,
         )
     return out

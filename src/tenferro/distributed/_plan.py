@@ -197,6 +197,7 @@ def sliced_tree(
                 f"cotengra refused optimize={optimize!r}: {exc}; pass a cotengra preset "
                 "('greedy', 'auto', ...), an optimizer or a ContractionTree",
                 kind="INVALID_OPTIMIZE",
+                optimize=optimize,
             ) from exc
     if tree.max_size() > target:
         # A fixed seed: the same call plans the same slices every time.

@@ -468,7 +468,10 @@ class SharedMemoryDomain:
                 if exc.errno in _NO_SPACE:
                     raise _out_of_memory(op, shm.size, exc) from exc
                 raise RuntimeStateError(
-                    op, f"could not map a new shared-memory segment: {exc}", kind="PROVIDER"
+                    op,
+                    f"could not map a new shared-memory segment: {exc}",
+                    kind="PROVIDER",
+                    nbytes=shm.size,
                 ) from exc
         except BaseException:
             shm.close()
@@ -596,6 +599,7 @@ def _checked_handle(op: str, handle: ShareHandle) -> ShareHandle:
             op,
             f"the handle's {what}; pass the handle that Tensor.share_handle() returned",
             kind="INVALID_HANDLE",
+            name=getattr(handle, "name", None),
         )
 
     def count(field: str, minimum: int) -> int:

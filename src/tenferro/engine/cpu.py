@@ -98,19 +98,20 @@ def _restore_threads(n: int | None) -> None:
 def _check_threads(threads: Any) -> int | None:
     if threads is None:
         return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValidationError(
-            "CpuEngine",
-            "threads must be a positive int or None (leave the libraries' setting alone)",
-            kind="INVALID_THREADS",
-            threads=threads,
-        )
     import numexpr
 
     # Refused, not clamped: above numexpr's cap (NUMEXPR_MAX_THREADS) numexpr keeps its
     # old count while BLAS clamps, so applied_threads() would report a count that no
     # library runs. Checked before anything is applied: a refusal changes nothing.
     limit = int(numexpr.MAX_THREADS)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValidationError(
+            "CpuEngine",
+            "threads must be a positive int or None (leave the libraries' setting alone)",
+            kind="INVALID_THREADS",
+            threads=threads,
+            limit=limit,
+        )
     if threads > limit:
         raise ValidationError(
             "CpuEngine",

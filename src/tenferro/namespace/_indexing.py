@@ -308,6 +308,7 @@ def setitem(x: Any, key: Any, value: Any) -> None:
                 op,
                 f"cannot store {value.dtype.value} values in a {dt.value} array",
                 kind="NO_PROMOTION",
+                dtypes=(dt, value.dtype),
             )
         if shares_buffer(x, value):
             if _same_elements(x, key, value):
@@ -323,7 +324,10 @@ def setitem(x: Any, key: Any, value: Any) -> None:
     elif is_py_scalar(value):
         if scalar_dtype(value, dt, op) is not dt:
             raise PromotionError(
-                op, f"cannot store a complex value in a {dt.value} array", kind="SCALAR_DTYPE"
+                op,
+                f"cannot store a complex value in a {dt.value} array",
+                kind="SCALAR_DTYPE",
+                dtype=dt,
             )
         value = scalar_to(value, dt, op)
     else:
@@ -331,6 +335,7 @@ def setitem(x: Any, key: Any, value: Any) -> None:
             op,
             f"value must be a tenferro array or a Python scalar, got {type(value).__name__}",
             kind="INVALID_VALUE",
+            value=value,
         )
     basic = _basic_key(key, op)
     if basic is not None:

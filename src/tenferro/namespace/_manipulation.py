@@ -177,7 +177,9 @@ def broadcast_arrays(*arrays: Any) -> list[Result]:
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError as exc:
-        raise ValidationError(op, str(exc), kind="BROADCAST") from None
+        raise ValidationError(
+            op, str(exc), kind="BROADCAST", shapes=tuple(a.shape for a in arrays)
+        ) from None
     return [broadcast_to(a, shape) for a in arrays]
 
 

@@ -191,7 +191,9 @@ class BackendStorageAllocation(_BufferRoot[BackendStorage]):
                 kind="PROVIDER",
                 backend=self.buffer.backend_family(),
             ) from exc
-        check_mapping(op, arr, self.dtype, self.extent.byte_len, write)
+        check_mapping(
+            op, arr, self.dtype, self.extent.byte_len, write, self.buffer.backend_family()
+        )
         return _span_view(arr, span, dtype)
 
     def map_read(self, span: RootBoundSpan, dtype: DType) -> Array:
@@ -233,7 +235,9 @@ class BackendStorageAllocation(_BufferRoot[BackendStorage]):
         return f"BackendStorageAllocation({self.buffer.backend_family()}, {self.extent.key!r})"
 
 
-def check_mapping(op: str, arr: Any, dtype: DType, byte_len: int, write: bool) -> None:
+def check_mapping(
+    op: str, arr: Any, dtype: DType, byte_len: int, write: bool, backend: str
+) -> None:
     """A provider mapping must be a contiguous 1-D array of the root dtype and exact length."""
     if not isinstance(arr, np.ndarray) or arr.ndim != 1 or not arr.flags.c_contiguous:
         raise AccessError(
@@ -259,5 +263,8 @@ def check_mapping(op: str, arr: Any, dtype: DType, byte_len: int, write: bool) -
         )
     if write and not arr.flags.writeable:
         raise AccessError(
-            op, "the provider returned a read-only mapping for a write", kind="PROVIDER"
+            op,
+            "the provider returned a read-only mapping for a write",
+            kind="PROVIDER",
+            backend=backend,
         )

@@ -151,6 +151,7 @@ def host_refusal(op: str, owner: OwnedStorage) -> HostAccessError:
         kind="UNSUPPORTED",
         placement=owner.placement,
         allocation=owner.key,
+        backend=str(owner.provider_kind()),
     )
 
 
@@ -211,7 +212,7 @@ class GroupTables(NotCopyable):
                         op,
                         f"entry {ia} shares memory with an owner already in the group",
                         kind="ALIASED_ALLOCATION",
-                        entry=ia,
+                        entries=(ia,),
                     )
             for ib in range(ia + 1, len(incoming)):
                 if overlap(ra, incoming[ib][1]):
@@ -295,6 +296,7 @@ class GroupTables(NotCopyable):
                         op,
                         f"the other group's owner {o.key!r} shares memory with this group",
                         kind="ALIASED_ALLOCATION",
+                        entries=(),
                     )
             remap: dict[int, int] = {}
             for i, o in enumerate(other._allocations):
@@ -466,6 +468,8 @@ def check_host_entry(op: str, buf: HostBuffer, dtype: DType, shape: Shape) -> DT
             f"the buffer holds {byte_len} bytes of {root_dtype.name}, which cannot be viewed "
             f"as whole {dtype.name} elements",
             kind="INVALID_LAYOUT",
+            dtype=dtype,
+            owner_dtype=root_dtype,
         )
     return root_dtype
 

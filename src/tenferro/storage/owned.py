@@ -132,6 +132,8 @@ class OwnedStorage(NotCopyable):
                     f"the shared host buffer ({len(host)} x {host.dtype}) does not cover this "
                     f"owner's {self.extent.byte_len} bytes of {self.dtype.name}",
                     kind="INVALID_LAYOUT",
+                    dtype=host.dtype,
+                    owner_dtype=self.dtype,
                 )
             self._host = host
         self._read_only = True
@@ -175,8 +177,9 @@ class OwnedStorage(NotCopyable):
                     kind="UNSUPPORTED",
                     backend=str(pin.provider_kind()),
                     placement=self._placement,
+                    allocation=self.key,
                 ) from None
-        check_mapping(op, arr, self.dtype, span.byte_len, write=False)
+        check_mapping(op, arr, self.dtype, span.byte_len, False, str(pin.provider_kind()))
         return HostBuffer(arr, arr)
 
     def check_exclusive(self, op: str) -> None:

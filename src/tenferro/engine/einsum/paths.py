@@ -197,4 +197,5 @@ def _search(op: str, finder: Any, terms: Sequence[str], out: str, sizes: dict[st
         op,
         f"optimize must be a path, a path-finder name or object, got {type(finder).__name__}",
         kind="INVALID_OPTIMIZE",
+        optimize=finder,
     )

@@ -210,7 +210,9 @@ def gram_svd(
     if qr_ is not w_buf and not np.may_share_memory(qr_, w_buf):  # pragma: no cover
         np.copyto(w_buf, qr_)
     if qinfo != 0:  # pragma: no cover - geqrf has no failure mode on finite input
-        raise LinAlgError(call.op, "geqrf failed", kind="NOT_CONVERGED", batch_index=idx)
+        raise LinAlgError(
+            call.op, "geqrf failed", kind="NOT_CONVERGED", batch_index=idx, info=int(qinfo)
+        )
     np.copyto(r_s, w_buf[:r])
     for j in range(r - 1):
         r_s[j + 1 :, j] = 0

@@ -166,7 +166,6 @@ def gesdd_error(op: str, info: int, idx: tuple[int, ...]) -> None:
             f"the matrix{f' at batch index {idx}' if idx else ''} has NaN entries",
             kind="NOT_FINITE",
             batch_index=idx,
-            info=-4,
         )
     _check_info(op, info, "NOT_CONVERGED", "the SVD did not converge", idx)
 
