@@ -322,8 +322,8 @@ def scalar_as_dtype(value: Any, dt: DType, op: str, *, noun: str = "scalar", hin
         kind = SCALAR_KINDS[3 if rank is None else rank]
         raise DTypeError(
             op,
-            f"a {kind} {noun} ({show_scalar(value)}) cannot take it without losing "
-            f"information; pass a value of the tensor's kind{hint}",
+            f"a {kind} {noun} ({show_scalar(value)}) cannot take the tensor's dtype "
+            f"{dt.name} without losing information; pass a value of the tensor's kind{hint}",
             kind="SCALAR_DTYPE",
             scalar=value,
             dtype=dt,

@@ -141,7 +141,9 @@ class ValidationKind(Kind):
     BROADCAST = "BROADCAST", "the shapes do not broadcast", "shapes"
     BUDGET_UNREACHABLE = (
         "BUDGET_UNREACHABLE",
-        "{needed} bytes are needed, more than memory_budget={memory_budget}",
+        "no slicing meets the memory budget",
+        "memory_budget",
+        "needed",
     )
     COPY_REQUIRED = "COPY_REQUIRED", "this needs a copy, and copy=False forbids one"
     DIM_MISMATCH = "DIM_MISMATCH", "the dimensions do not match"
@@ -176,18 +178,18 @@ class ValidationKind(Kind):
     INVALID_RANK = "INVALID_RANK", "the operand has the wrong rank"
     INVALID_SHAPE = "INVALID_SHAPE", "invalid shape"
     INVALID_SLOT = "INVALID_SLOT", "invalid descriptor slot"
-    INVALID_THREADS = "INVALID_THREADS", "invalid thread count {threads!r}", "limit"
+    INVALID_THREADS = "INVALID_THREADS", "invalid thread count", "threads", "limit"
     INVALID_TREE = "INVALID_TREE", "the contraction tree does not fit the equation"
     INVALID_UPLO = "INVALID_UPLO", "invalid uplo"
     INVALID_VALUE = "INVALID_VALUE", "invalid value", "value"
     LENGTH_MISMATCH = "LENGTH_MISMATCH", "the lengths do not match"
     LOSSY_CONVERSION = (
         "LOSSY_CONVERSION",
-        "element {index} cannot be represented as {dtype.name} exactly",
-        "value",
+        "element {index} = {value!r} cannot be represented as {dtype.name} without changing "
+        "its value",
     )
     NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER", "negative integer power of an integer"
-    NOT_1D = "NOT_1D", "the data has shape {data_shape}, not one axis"
+    NOT_1D = "NOT_1D", "data must be 1-D, got shape {data_shape}"
     NOT_A_TENSOR = "NOT_A_TENSOR", "an operand is not a tenferro array"
     NOT_CONTIGUOUS = "NOT_CONTIGUOUS", "the data is not contiguous"
     NOT_DIFFERENTIABLE = "NOT_DIFFERENTIABLE", "no derivative"
@@ -213,7 +215,7 @@ class ValidationKind(Kind):
     TOO_DEEP = "TOO_DEEP", "the expression is nested too deeply"
     TOO_MANY_INDICES = "TOO_MANY_INDICES", "too many indices"
     UNKNOWN_NAME = "UNKNOWN_NAME", "{name!r} is not an operand"
-    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION", "cannot fuse {part!r}"
+    UNSUPPORTED_EXPRESSION = "UNSUPPORTED_EXPRESSION", "cannot fuse this expression", "part"
     UNSUPPORTED_STORAGE = "UNSUPPORTED_STORAGE", "entry {index} has unsupported storage"
     UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION", "unsupported API version"
     UNUSED_OPERAND = "UNUSED_OPERAND", "unused operand(s)", "names"
@@ -224,7 +226,7 @@ class DTypeKind(Kind):
 
     DTYPE_MISMATCH = "DTYPE_MISMATCH", "the dtypes do not match"
     INVALID_TYPE = "INVALID_TYPE", "an argument has the wrong type"
-    SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar does not fit dtype {dtype.name}", "scalar"
+    SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar does not fit the dtype", "dtype", "scalar"
     UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "unsupported dtype"
 
 
@@ -255,7 +257,10 @@ class HostAccessKind(Kind):
     PROVIDER = "PROVIDER", "shared-memory segment {name} is unusable"
     SEGMENT_GONE = (
         "SEGMENT_GONE",
-        "shared-memory segment {name} of process {owner_pid} no longer exists",
+        (
+            "shared-memory segment {name} no longer exists: its owner (process {owner_pid}) "
+            "dropped the tensor (or exited) before this attach"
+        ),
     )
     SEGMENT_SHRUNK = (
         "SEGMENT_SHRUNK",

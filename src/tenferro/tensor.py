@@ -100,7 +100,7 @@ class Tensor(ArrayMethods, NotCopyable):
             if data.ndim != 1:
                 raise ValidationError(
                     op,
-                    "data must be a 1-D array; use tenferro.from_numpy for n-D arrays",
+                    "use tenferro.from_numpy for n-D arrays",
                     kind="NOT_1D",
                     data_shape=data.shape,
                 )
@@ -112,8 +112,7 @@ class Tensor(ArrayMethods, NotCopyable):
         if arr.ndim != 1:
             raise ValidationError(
                 op,
-                "data must be 1-D; flatten nested data (column-major) or use "
-                "tenferro.from_numpy(..., copy=True)",
+                "flatten it (column-major) or use tenferro.from_numpy(..., copy=True)",
                 kind="NOT_1D",
                 data_shape=arr.shape,
             )
@@ -150,7 +149,7 @@ class Tensor(ArrayMethods, NotCopyable):
         if arr.ndim != 1:
             raise ValidationError(
                 op,
-                "data must be a 1-D array; pass arr.reshape(-1) (row-major order)",
+                "pass arr.reshape(-1) (row-major order)",
                 kind="NOT_1D",
                 data_shape=arr.shape,
             )
@@ -756,8 +755,8 @@ def _cast_exactly(op: str, arr: np.ndarray[Any, Any], want: DType) -> np.ndarray
         pos = int(np.argmax(bad))
         raise ValidationError(
             op,
-            f"its value is {arr[pos].item()!r}; pass values of that dtype, or build without "
-            "dtype= and use eng.cast for an explicitly lossy conversion",
+            "pass values of that dtype, or build without dtype= and use eng.cast for an "
+            "explicitly lossy conversion",
             kind="LOSSY_CONVERSION",
             index=pos,
             value=arr[pos].item(),

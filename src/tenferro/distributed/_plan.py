@@ -163,8 +163,9 @@ def sliced_tree(
     if out_elements > target:
         raise ValidationError(
             _OP,
-            "the output alone needs that, and no slicing of summed indices can shrink it: "
-            "raise the budget",
+            f"the output alone needs {out_elements * dtype.itemsize} bytes, more than "
+            f"memory_budget={budget}; no slicing of summed indices can meet it: raise the "
+            "budget",
             kind="BUDGET_UNREACHABLE",
             memory_budget=budget,
             needed=out_elements * dtype.itemsize,
@@ -205,8 +206,9 @@ def sliced_tree(
     if tree.max_size() > target:
         raise ValidationError(
             _OP,
-            "no slicing found keeps every intermediate within it (the best tree's largest "
-            "intermediate needs that); raise the budget",
+            f"no slicing found keeps every intermediate within memory_budget={budget} bytes "
+            f"(the best tree's largest needs {tree.max_size() * dtype.itemsize}); raise the "
+            "budget",
             kind="BUDGET_UNREACHABLE",
             memory_budget=budget,
             needed=tree.max_size() * dtype.itemsize,

@@ -189,8 +189,7 @@ def _attach_segment(op: str, handle: ShareHandle) -> mmap.mmap:
     except FileNotFoundError:
         raise HostAccessError(
             op,
-            "the owner dropped the tensor (or exited) before this attach; keep the owner's "
-            "tensor alive until every reader has attached",
+            "keep the owner's tensor alive until every reader has attached",
             kind="SEGMENT_GONE",
             name=name,
             owner_pid=handle.owner_pid,

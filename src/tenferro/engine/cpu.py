@@ -107,7 +107,8 @@ def _check_threads(threads: Any) -> int | None:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValidationError(
             "CpuEngine",
-            "threads must be a positive int or None (leave the libraries' setting alone)",
+            f"threads must be a positive int or None (leave the libraries' setting alone), "
+            f"got {threads!r}",
             kind="INVALID_THREADS",
             threads=threads,
             limit=limit,
@@ -115,8 +116,8 @@ def _check_threads(threads: Any) -> int | None:
     if threads > limit:
         raise ValidationError(
             "CpuEngine",
-            f"it exceeds the {limit} threads numexpr can run (NUMEXPR_MAX_THREADS); pass "
-            "at most that, or None to leave the libraries alone",
+            f"threads={threads} exceeds the {limit} threads numexpr can run "
+            "(NUMEXPR_MAX_THREADS); pass at most that, or None to leave the libraries alone",
             kind="INVALID_THREADS",
             threads=threads,
             limit=limit,

@@ -634,8 +634,7 @@ class StructuralOps(EngineBase):
                         index, value = _first_bad(bad, x)
                         raise ValidationError(
                             op,
-                            f"its value {value!r} would change; use cast() for an explicitly "
-                            "lossy conversion",
+                            "use cast() for an explicitly lossy conversion",
                             kind="LOSSY_CONVERSION",
                             index=index,
                             value=value,

@@ -20,7 +20,7 @@ def _unsupported(node: ast.AST, why: str) -> ValidationError:
     part = ast.unparse(node)
     return ValidationError(
         OP,
-        why,
+        f"cannot fuse {part!r}: {why}",
         kind="UNSUPPORTED_EXPRESSION",
         part=part,
     )
