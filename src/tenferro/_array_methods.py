@@ -508,6 +508,7 @@ def _operand(op: str, self: Any, v: Any, rows: bool) -> None:
             op,
             f"a linear operator is a matrix; this array has rank {self.ndim}",
             kind="INVALID_RANK",
+            shape=self.shape,
         )
     shape = getattr(v, "shape", None)
     if not isinstance(shape, tuple) or len(shape) not in (1, 2):
@@ -515,6 +516,7 @@ def _operand(op: str, self: Any, v: Any, rows: bool) -> None:
             op,
             f"expected a vector or matrix operand, got {type(v).__name__}",
             kind="INVALID_OPERAND",
+            operand_type=type(v).__name__,
         )
     need = self.shape[0] if rows else self.shape[1]
     if shape[0] != need:

@@ -166,17 +166,17 @@ class ValidationKind(Kind):
     INVALID_DOMAIN = "INVALID_DOMAIN", "invalid allocation domain"
     INVALID_EQUATION = "INVALID_EQUATION", "invalid equation"
     INVALID_HANDLE = "INVALID_HANDLE", "the share handle does not match the segment", "name"
-    INVALID_INDEX = "INVALID_INDEX", "invalid index"
+    INVALID_INDEX = "INVALID_INDEX", "invalid index", "index"
     INVALID_LIMIT = "INVALID_LIMIT", "invalid buffer pool limit {limit!r}"
     INVALID_MODE = "INVALID_MODE", "unknown mode"
-    INVALID_OPERAND = "INVALID_OPERAND", "invalid operand"
+    INVALID_OPERAND = "INVALID_OPERAND", "invalid operand", "operand_type"
     INVALID_OPTIMIZE = "INVALID_OPTIMIZE", "invalid optimize=", "optimize"
     INVALID_ORD = "INVALID_ORD", "invalid ord"
     INVALID_OUT = "INVALID_OUT", "invalid out="
     INVALID_PATH = "INVALID_PATH", "invalid contraction path"
     INVALID_PLACEMENT = "INVALID_PLACEMENT", "invalid placement", "memory_kind"
-    INVALID_RANK = "INVALID_RANK", "the operand has the wrong rank"
-    INVALID_SHAPE = "INVALID_SHAPE", "invalid shape"
+    INVALID_RANK = "INVALID_RANK", "the operand has the wrong rank", "shape"
+    INVALID_SHAPE = "INVALID_SHAPE", "invalid shape", "shape"
     INVALID_SLOT = "INVALID_SLOT", "invalid descriptor slot"
     INVALID_THREADS = "INVALID_THREADS", "invalid thread count", "threads", "limit"
     INVALID_TREE = "INVALID_TREE", "the contraction tree does not fit the equation"
@@ -197,7 +197,7 @@ class ValidationKind(Kind):
     NOT_GROUP_BACKED = "NOT_GROUP_BACKED", "the tensor is not group-backed"
     NOT_SQUARE = "NOT_SQUARE", "shape {shape} is not square"
     NO_OPERAND = "NO_OPERAND", "the expression uses no operand"
-    OPERAND_COUNT = "OPERAND_COUNT", "wrong number of operands"
+    OPERAND_COUNT = "OPERAND_COUNT", "wrong number of operands", "expected", "actual"
     OUT_MISMATCH = (
         "OUT_MISMATCH",
         "out has shape {actual_shape} and dtype {actual_dtype.name}, but the result has "
@@ -209,7 +209,7 @@ class ValidationKind(Kind):
     SCALAR_OUT_OF_RANGE = "SCALAR_OUT_OF_RANGE", "a scalar is out of range"
     SHAPE_MISMATCH = "SHAPE_MISMATCH", "the shapes do not match"
     SHAPE_OVERFLOW = "SHAPE_OVERFLOW", "shape {shape} overflows"
-    SUBSCRIPTS = "SUBSCRIPTS", "invalid einsum subscripts"
+    SUBSCRIPTS = "SUBSCRIPTS", "invalid einsum subscripts", "subscripts"
     SYNTAX = "SYNTAX", "the expression does not parse", "expression"
     TENSOR_MEMORY = "TENSOR_MEMORY", "the array's memory cannot be adopted"
     TOO_DEEP = "TOO_DEEP", "the expression is nested too deeply"
@@ -227,7 +227,7 @@ class DTypeKind(Kind):
     DTYPE_MISMATCH = "DTYPE_MISMATCH", "the dtypes do not match"
     INVALID_TYPE = "INVALID_TYPE", "an argument has the wrong type"
     SCALAR_DTYPE = "SCALAR_DTYPE", "the scalar does not fit the dtype", "dtype", "scalar"
-    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "unsupported dtype"
+    UNSUPPORTED_DTYPE = "UNSUPPORTED_DTYPE", "unsupported dtype", "dtype"
 
 
 class RuntimeStateKind(Kind):
@@ -679,6 +679,7 @@ def numpy_refusal(op: str, exc: BaseException) -> TenferroError:
                 op,
                 f"the operands' dtypes are not supported here ({why}); convert them first",
                 kind="UNSUPPORTED_DTYPE",
+                dtype=None,
             )
         return DTypeError(
             op, f"an argument has a type this operation does not take ({why})", kind="INVALID_TYPE"

@@ -33,7 +33,10 @@ def _shape(size: Any, op: str) -> tuple[int, ...]:
         return tuple(int(d) for d in size)
     except TypeError:
         raise ValidationError(
-            op, f"size must be None, an int or a tuple of ints, got {size!r}", kind="INVALID_SHAPE"
+            op,
+            f"size must be None, an int or a tuple of ints, got {size!r}",
+            kind="INVALID_SHAPE",
+            shape=size,
         ) from None
 
 

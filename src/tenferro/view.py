@@ -158,6 +158,7 @@ class _ViewBase(ArrayMethods, NotCopyable):
                 f"{self._kind}.slice_view",
                 "an index can only have one ellipsis (...); use at most one",
                 kind="INVALID_INDEX",
+                index=index,
             )
         n_real = len(idx) - n_ell
         if n_real > rank:
@@ -311,7 +312,6 @@ class _ViewBase(ArrayMethods, NotCopyable):
                     "for those",
                     kind="INVALID_INDEX",
                     index=index,
-                    axis=axis,
                 ) from None
             if not -dim <= i < dim:
                 raise _out_of_range(op, index, i, axis, dim)

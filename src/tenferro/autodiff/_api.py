@@ -196,6 +196,7 @@ def _check_scalar(value: Any) -> None:
             "f must return a real floating scalar (a one-element float array); take "
             "tenferro.real or a norm of a complex result, or use vjp for other outputs",
             kind="INVALID_OPERAND",
+            operand_type=type(value).__name__,
         )
 
 

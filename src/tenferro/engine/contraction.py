@@ -319,7 +319,9 @@ class ContractionOps(EngineBase):
         subs, ops = split_call(op, (subscripts, *operands))
         key = optimize_key(op, optimize)
         if not ops:
-            raise ValidationError(op, "einsum needs at least one operand", kind="OPERAND_COUNT")
+            raise ValidationError(
+                op, "einsum needs at least one operand", kind="OPERAND_COUNT", expected=1, actual=0
+            )
         with Reads() as reads:
             arrays, dtype = _read_all(op, ops, reads)
             shapes = tuple(arr.shape for arr in arrays)
@@ -366,6 +368,7 @@ class ContractionOps(EngineBase):
                 op,
                 f"subscripts must be a string, got {type(subscripts).__name__}",
                 kind="SUBSCRIPTS",
+                subscripts=subscripts,
             )
         return ContractExpression(self, subscripts, build_plan(op, subscripts, checked, key))
 
@@ -423,7 +426,9 @@ class ContractionOps(EngineBase):
 def _read_all(op: str, operands: Any, reads: Reads) -> tuple[list[Array], DType]:
     """The operands' arrays (pinned by ``reads``) and their one dtype."""
     if not operands:
-        raise ValidationError(op, "einsum needs at least one operand", kind="OPERAND_COUNT")
+        raise ValidationError(
+            op, "einsum needs at least one operand", kind="OPERAND_COUNT", expected=1, actual=0
+        )
     if len(operands) > 2:
         # Networks of many plain tensors of one dtype: pinned as one group (see
         # `Reads.pin_all`), each viewed column-major in its shape as `operand` does.
@@ -467,6 +472,6 @@ def _shape_arg(op: str, shape: Any, i: int) -> tuple[int, ...]:
             op,
             f"shape {i} must be a sequence of non-negative ints, got {shape!r}",
             kind="INVALID_SHAPE",
-            operand=i,
+            shape=shape,
         )
     return dims

@@ -289,7 +289,10 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         op = "CpuEngine.reclaim_buffer"
         if not isinstance(t, Tensor):
             raise ValidationError(
-                op, f"expected a Tensor, got {type(t).__name__}", kind="INVALID_OPERAND"
+                op,
+                f"expected a Tensor, got {type(t).__name__}",
+                kind="INVALID_OPERAND",
+                operand_type=type(t).__name__,
             )
         st = t._live(op)
         if st.__class__ is not HostBuffer:

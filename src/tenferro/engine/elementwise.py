@@ -284,6 +284,7 @@ class ElementwiseOps(EngineBase):
                 "at least one operand must be a tensor (both are scalars); use Python "
                 "arithmetic for scalars",
                 kind="INVALID_OPERAND",
+                operand_type=type(a).__name__,
             )
         with Reads() as reads:
             if a_scalar:
@@ -440,6 +441,7 @@ class ElementwiseOps(EngineBase):
                     "x and y cannot both be scalars: their dtype would be ambiguous; make one "
                     "of them a tensor",
                     kind="INVALID_OPERAND",
+                    operand_type=type(x).__name__,
                 )
             dt: DType | None = None
             arrays: list[Any] = [None, None]

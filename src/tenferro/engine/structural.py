@@ -386,7 +386,10 @@ class StructuralOps(EngineBase):
         op = "CpuEngine.concatenate"
         if isinstance(tensors, (Tensor, str)) or not isinstance(tensors, Sequence) or not tensors:
             raise ValidationError(
-                op, "concatenate takes a non-empty list of tensors", kind="INVALID_OPERAND"
+                op,
+                "concatenate takes a non-empty list of tensors",
+                kind="INVALID_OPERAND",
+                operand_type=type(tensors).__name__,
             )
         with Reads() as reads:
             items = [reads.operand(x, op) for x in tensors]
@@ -658,11 +661,16 @@ def _resolve_shape(op: str, shape: Any, size: int, dt: DType) -> Shape:
         dims = list(shape)
     except TypeError:
         raise ValidationError(
-            op, f"shape must be a sequence of ints, got {shape!r}", kind="INVALID_SHAPE"
+            op,
+            f"shape must be a sequence of ints, got {shape!r}",
+            kind="INVALID_SHAPE",
+            shape=shape,
         ) from None
     holes = [i for i, d in enumerate(dims) if not isinstance(d, bool) and d == -1]
     if len(holes) > 1:
-        raise ValidationError(op, "only one entry of shape may be -1", kind="INVALID_SHAPE")
+        raise ValidationError(
+            op, "only one entry of shape may be -1", kind="INVALID_SHAPE", shape=tuple(dims)
+        )
     if holes:
         rest = shape_size([d for i, d in enumerate(dims) if i != holes[0]])
         if rest == 0 or size % rest:

@@ -103,6 +103,7 @@ def _ndim(x: Any, op: str) -> int:
             f"expected a tenferro Tensor or TensorView, got {type(x).__name__}; "
             "wrap numpy data with tenferro.from_numpy (adopts) first",
             kind="INVALID_OPERAND",
+            operand_type=type(x).__name__,
         )
     return len(x.shape)
 
@@ -119,6 +120,7 @@ def _trailing(x: Any, op: str, core: int = 2) -> tuple[Any, int]:
             op,
             f"expected at least {core} dimensions, got shape {tuple(x.shape)}",
             kind="INVALID_RANK",
+            shape=tuple(x.shape),
         )
     nb = nd - core
     if nb == 0:
@@ -276,7 +278,10 @@ def _solve_operands(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
     n1, n2 = _ndim(x1, op), _ndim(x2, op)
     if n1 < 2:
         raise ValidationError(
-            op, f"x1 needs rank >= 2 (..., M, M), got shape {tuple(x1.shape)}", kind="INVALID_RANK"
+            op,
+            f"x1 needs rank >= 2 (..., M, M), got shape {tuple(x1.shape)}",
+            kind="INVALID_RANK",
+            shape=tuple(x1.shape),
         )
     vector = False
     if n1 > 2 or n2 > 2:
@@ -316,6 +321,7 @@ def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
             "linalg.lstsq",
             "lstsq takes a 2-D matrix here; use CpuEngine.lstsq for batches [M, N, B...]",
             kind="INVALID_RANK",
+            shape=tuple(x1.shape),
         )
     return default_engine().lstsq(x1, x2, rcond)
 
@@ -400,7 +406,9 @@ def matrix_rank(x: Any, /, *, rtol: Any = None) -> ArrayLike:
     op = "linalg.matrix_rank"
     nd = _ndim(x, op)
     if nd < 2:
-        raise ValidationError(op, f"needs rank >= 2 (..., M, N), got {nd}", kind="INVALID_RANK")
+        raise ValidationError(
+            op, f"needs rank >= 2 (..., M, N), got {nd}", kind="INVALID_RANK", shape=tuple(x.shape)
+        )
     m, n = x.shape[-2], x.shape[-1]
     sv = svdvals(x)
 
@@ -502,7 +510,10 @@ def matrix_transpose(x: Any, /) -> TensorView:
     nd = _ndim(x, "linalg.matrix_transpose")
     if nd < 2:
         raise ValidationError(
-            "linalg.matrix_transpose", "needs at least 2 dimensions", kind="INVALID_RANK"
+            "linalg.matrix_transpose",
+            "needs at least 2 dimensions",
+            kind="INVALID_RANK",
+            shape=tuple(x.shape),
         )
     perm = (*range(nd - 2), nd - 1, nd - 2)
     view: TensorView = _view(x).transpose_view(perm)

@@ -35,7 +35,10 @@ def _matrices(x: Any, op: str) -> None:
     check_array(x, op)
     if x.ndim < 2:
         raise ValidationError(
-            op, f"needs an array of rank >= 2 (..., M, N), got rank {x.ndim}", kind="INVALID_RANK"
+            op,
+            f"needs an array of rank >= 2 (..., M, N), got rank {x.ndim}",
+            kind="INVALID_RANK",
+            shape=x.shape,
         )
 
 
@@ -118,7 +121,10 @@ def outer(x1: Any, x2: Any, /) -> Result:
     check_array(x2, op, "x2")
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValidationError(
-            op, f"needs two 1-D arrays, got ranks {x1.ndim} and {x2.ndim}", kind="INVALID_RANK"
+            op,
+            f"needs two 1-D arrays, got ranks {x1.ndim} and {x2.ndim}",
+            kind="INVALID_RANK",
+            shape=x1.shape if x1.ndim != 1 else x2.shape,
         )
     check_category(op, x1.dtype, "numeric")
     check_category(op, x2.dtype, "numeric")

@@ -515,7 +515,10 @@ def write(x: Any, op: str, fn: Callable[[Array], None]) -> None:
         return
     if not isinstance(x, TensorView):
         raise ValidationError(
-            op, f"expected a tenferro array, got {type(x).__name__}", kind="INVALID_OPERAND"
+            op,
+            f"expected a tenferro array, got {type(x).__name__}",
+            kind="INVALID_OPERAND",
+            operand_type=type(x).__name__,
         )
     x._write_exclusive(op, fn)
 

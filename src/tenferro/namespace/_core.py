@@ -34,6 +34,7 @@ def check_array(x: Any, op: str, what: str = "x") -> None:
             f"{what} must be a tenferro array (Tensor or TensorView), got "
             f"{type(x).__name__}; wrap data with tenferro.asarray first",
             kind="INVALID_OPERAND",
+            operand_type=type(x).__name__,
         )
 
 
@@ -106,10 +107,14 @@ def operand_dtype(args: tuple[Any, ...], op: str) -> DType:
                 f"operands must be tenferro arrays or Python scalars, got "
                 f"{type(a).__name__}; wrap data with tenferro.asarray first",
                 kind="INVALID_OPERAND",
+                operand_type=type(a).__name__,
             )
     if dt is None:
         raise ValidationError(
-            op, "at least one operand must be a tenferro array", kind="INVALID_OPERAND"
+            op,
+            "at least one operand must be a tenferro array",
+            kind="INVALID_OPERAND",
+            operand_type=type(args[0]).__name__ if args else "nothing",
         )
     for a in args:
         if is_py_scalar(a):

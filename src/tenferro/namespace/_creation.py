@@ -44,7 +44,10 @@ def _shape(shape: Any, op: str) -> Shape:
         out = tuple(d if isinstance(d, int) else operator.index(d) for d in items)
     except (TypeError, ValueError):
         raise ValidationError(
-            op, f"shape must be an int or a tuple of ints, got {shape!r}", kind="INVALID_SHAPE"
+            op,
+            f"shape must be an int or a tuple of ints, got {shape!r}",
+            kind="INVALID_SHAPE",
+            shape=shape,
         ) from None
     if any(d < 0 for d in out):
         raise ValidationError(
@@ -167,7 +170,9 @@ def _from_numpy(
 ) -> Result:
     dt = dtype_of_array(arr, op) if arr.dtype.kind not in "OUSV" else None
     if dt is None:
-        raise DTypeError(op, f"unsupported array dtype {arr.dtype}", kind="UNSUPPORTED_DTYPE")
+        raise DTypeError(
+            op, f"unsupported array dtype {arr.dtype}", kind="UNSUPPORTED_DTYPE", dtype=arr.dtype
+        )
     convert = want is not None and want is not dt
     adoptable = (
         not convert
@@ -444,6 +449,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> R
             f"converting complex {x.dtype.value} to {dt.value} would drop the imaginary "
             "part; take tenferro.real(x) first",
             kind="UNSUPPORTED_DTYPE",
+            dtype=dt,
         )
     return emit(op, compute(op, lambda a: a.astype(dt.numpy), (x,)))
 

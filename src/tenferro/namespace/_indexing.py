@@ -84,7 +84,9 @@ def _bound(part: Any) -> Any:
 def _check_basic(key: tuple[Any, ...], shape: tuple[int, ...], op: str) -> None:
     """numpy's rules, raised as typed errors before any array exists."""
     if sum(1 for k in key if k is Ellipsis) > 1:
-        raise ValidationError(op, "an index can have only one ellipsis", kind="INVALID_INDEX")
+        raise ValidationError(
+            op, "an index can have only one ellipsis", kind="INVALID_INDEX", index=key
+        )
     real = [k for k in key if k is not None and k is not Ellipsis]
     if len(real) > len(shape):
         raise IndexOutOfRangeError(
@@ -113,10 +115,15 @@ def _check_basic(key: tuple[Any, ...], shape: tuple[int, ...], op: str) -> None:
             for part in (k.start, k.stop, k.step):
                 if part is not None and not isinstance(part, (int, np.integer)):
                     raise ValidationError(
-                        op, f"slice entries must be ints, got {k!r}", kind="INVALID_INDEX"
+                        op,
+                        f"slice entries must be ints, got {k!r}",
+                        kind="INVALID_INDEX",
+                        index=key,
                     )
             if k.step == 0:
-                raise ValidationError(op, "slice step cannot be zero", kind="INVALID_INDEX")
+                raise ValidationError(
+                    op, "slice step cannot be zero", kind="INVALID_INDEX", index=key
+                )
 
 
 def getitem(x: Any, key: Any) -> Any:
@@ -206,7 +213,9 @@ def _select(
             n_real += 1
     rank = len(shape)
     if n_ell > 1:
-        raise ValidationError(op, "an index can have only one ellipsis", kind="INVALID_INDEX")
+        raise ValidationError(
+            op, "an index can have only one ellipsis", kind="INVALID_INDEX", index=key
+        )
     if n_real > rank:
         raise IndexOutOfRangeError(
             op,
@@ -231,12 +240,17 @@ def _select(
         axis += 1
         if k.__class__ is slice:
             if k.step == 0:
-                raise ValidationError(op, "slice step cannot be zero", kind="INVALID_INDEX")
+                raise ValidationError(
+                    op, "slice step cannot be zero", kind="INVALID_INDEX", index=key
+                )
             try:
                 start, stop, step = k.indices(dim)
             except TypeError:
                 raise ValidationError(
-                    op, f"slice entries must be ints, got {k!r}", kind="INVALID_INDEX"
+                    op,
+                    f"slice entries must be ints, got {k!r}",
+                    kind="INVALID_INDEX",
+                    index=key,
                 ) from None
             length = len(range(start, stop, step))
             if length:
@@ -263,6 +277,7 @@ def _np_key(key: Any, op: str) -> tuple[Any, list[Any]]:
                     op,
                     f"index arrays must be integer or bool, got {item.dtype.value}",
                     kind="INVALID_INDEX",
+                    index=key,
                 )
         elif not (_is_basic(item) or isinstance(item, (bool, list, np.ndarray))):
             raise ValidationError(
@@ -270,6 +285,7 @@ def _np_key(key: Any, op: str) -> tuple[Any, list[Any]]:
                 f"index entries must be ints, slices, ..., None, or integer/bool arrays, "
                 f"got {item!r}",
                 kind="INVALID_INDEX",
+                index=key,
             )
     return items, arrays
 
@@ -353,7 +369,7 @@ def setitem(x: Any, key: Any, value: Any) -> None:
             try:
                 arr[kk] = vals[0]
             except (ValueError, IndexError) as exc:
-                raise ValidationError(op, str(exc), kind="INVALID_INDEX") from None
+                raise ValidationError(op, str(exc), kind="INVALID_INDEX", index=key) from None
             except TypeError as exc:  # numpy refuses the key's or value's type
                 raise numpy_refusal(op, exc) from None
 

@@ -44,11 +44,17 @@ def indices(
         dims = tuple(operator.index(d) for d in dimensions)
     except TypeError:
         raise ValidationError(
-            op, f"dimensions must be a sequence of ints, got {dimensions!r}", kind="INVALID_SHAPE"
+            op,
+            f"dimensions must be a sequence of ints, got {dimensions!r}",
+            kind="INVALID_SHAPE",
+            shape=dimensions,
         ) from None
     if any(d < 0 for d in dims):
         raise ValidationError(
-            op, f"dimensions must be non-negative, got {dims}", kind="INVALID_SHAPE"
+            op,
+            f"dimensions must be non-negative, got {dims}",
+            kind="INVALID_SHAPE",
+            shape=dims,
         )
     want = np.int64 if dtype is None else as_dtype(dtype, op).numpy
     if sparse:

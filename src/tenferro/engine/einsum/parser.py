@@ -63,7 +63,9 @@ def _subscripts_error(op: str, subscripts: Any, why: str) -> ValidationError:
 def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
     """``(subscripts, operands)`` of an einsum call in string or interleaved form."""
     if not args:
-        raise ValidationError(op, "einsum needs subscripts and operands", kind="OPERAND_COUNT")
+        raise ValidationError(
+            op, "einsum needs subscripts and operands", kind="OPERAND_COUNT", expected=1, actual=0
+        )
     first = args[0]
     if isinstance(first, str):
         return first, tuple(args[1:])
@@ -73,6 +75,7 @@ def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
             f"subscripts must be a string (or the interleaved form op0, [labels], op1, ...), "
             f"got {type(first).__name__}",
             kind="SUBSCRIPTS",
+            subscripts=first,
         )
     if len(args) < 2 or not isinstance(args[1], (list, tuple)):
         # A tensor (or array) where the subscripts go, not followed by its labels:
@@ -83,6 +86,7 @@ def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
             "first (einsum('ij,jk->ik', a, b)) or a list of labels after each operand "
             "(einsum(a, [0, 1], b, [1, 2], [0, 2]))",
             kind="SUBSCRIPTS",
+            subscripts=first,
         )
     sublists = [args[i] for i in range(1, len(args), 2)]
     if len(args) % 2:
@@ -122,9 +126,12 @@ def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str]
             op,
             f"subscripts must be a string, got {type(subscripts).__name__}",
             kind="SUBSCRIPTS",
+            subscripts=subscripts,
         )
     if not shapes:
-        raise ValidationError(op, "einsum needs at least one operand", kind="OPERAND_COUNT")
+        raise ValidationError(
+            op, "einsum needs at least one operand", kind="OPERAND_COUNT", expected=1, actual=0
+        )
     compact = "".join(subscripts.split())
     if "->" in compact and "," in compact.split("->", 1)[1]:
         # opt_einsum would take "," as an output label and fail later, untyped.

@@ -48,6 +48,7 @@ def _compile_numexpr(expr: str, dtypes: dict[str, DType], prog: _Program) -> Non
                 f"backend='numexpr' takes F64 and C64 operands, got {name}: {dt.name}; use "
                 "the default backend",
                 kind="UNSUPPORTED_DTYPE",
+                dtype=dt,
             )
     for kind, fn, _, _ in prog.instrs:
         if kind in ("nonzero", "nonneg") or (fn is np.absolute and DType.C64 in dtypes.values()):

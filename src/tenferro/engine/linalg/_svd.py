@@ -243,7 +243,9 @@ def svd_truncated(
         isinstance(max_rank, bool) or not isinstance(max_rank, int) or max_rank < 1
     ):
         raise ValidationError(
-            op, f"max_rank must be a positive int or None, got {max_rank!r}", kind="INVALID_RANK"
+            op,
+            f"max_rank must be a positive int or None, got {max_rank!r}",
+            kind="INVALID_ARGUMENT",
         )
     if not isinstance(cutoff, (int, float)) or not cutoff >= 0:
         raise ValidationError(
