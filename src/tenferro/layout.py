@@ -101,6 +101,12 @@ def shape_size(shape: Iterable[int]) -> int:
     return n
 
 
+#: Shapes a strides cache (`col_major_strides`, `row_major_strides`) holds before it is
+#: cleared: every shape a program reuses, bounded for one that keeps making new ones
+#: (the same bound as the views' layout caches).
+_STRIDE_CACHE_ENTRIES = 4096
+
+
 def col_major_strides(shape: Sequence[int]) -> Shape:
     """Compact column-major strides, in elements."""
     if shape.__class__ is tuple:
@@ -114,7 +120,7 @@ def col_major_strides(shape: Sequence[int]) -> Shape:
         acc *= d
     result = tuple(strides)
     if shape.__class__ is tuple:
-        if len(_strides_of) >= 4096:
+        if len(_strides_of) >= _STRIDE_CACHE_ENTRIES:
             _strides_of.clear()
         _strides_of[shape] = result
     return result
@@ -134,7 +140,7 @@ def row_major_strides(shape: Shape) -> Shape:
     if hit is not None:
         return hit
     result = col_major_strides(shape[::-1])[::-1]
-    if len(_row_strides_of) >= 4096:
+    if len(_row_strides_of) >= _STRIDE_CACHE_ENTRIES:
         _row_strides_of.clear()
     _row_strides_of[shape] = result
     return result
