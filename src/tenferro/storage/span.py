@@ -116,8 +116,24 @@ class ByteRange:
         return f"ByteRange({self.offset}..{self.end})"
 
 
+class _Bytes:
+    """``end`` and ``range`` of a record with ``byte_offset`` and ``byte_len``."""
+
+    __slots__ = ()
+    byte_offset: int
+    byte_len: int
+
+    @property
+    def end(self) -> int:
+        return self.byte_offset + self.byte_len
+
+    @property
+    def range(self) -> ByteRange:
+        return ByteRange(self.byte_offset, self.byte_len)
+
+
 @dataclass(frozen=True, slots=True)
-class RootResourceExtent:
+class RootResourceExtent(_Bytes):
     """The bytes one root resource covers: ``byte_len`` bytes from ``byte_offset``.
 
     ``align`` is the alignment (a power of two) of the resource's base address;
@@ -166,21 +182,13 @@ class RootResourceExtent:
         """A validated extent (raises `AccessError` kind INVALID_LAYOUT)."""
         return cls(key, byte_offset, byte_len, align)
 
-    @property
-    def end(self) -> int:
-        return self.byte_offset + self.byte_len
-
-    @property
-    def range(self) -> ByteRange:
-        return ByteRange(self.byte_offset, self.byte_len)
-
     def root_span(self) -> RootBoundSpan:
         """The span covering the whole extent."""
         return RootBoundSpan(self.key, self.byte_offset, self.byte_len, 0)
 
 
 @dataclass(frozen=True, slots=True)
-class RootBoundSpan:
+class RootBoundSpan(_Bytes):
     """A validated byte span of one root: only `validate_span` makes them.
 
     ``byte_offset`` is in the resource's coordinates; ``relative_offset`` is the
@@ -191,14 +199,6 @@ class RootBoundSpan:
     byte_offset: int
     byte_len: int
     relative_offset: int
-
-    @property
-    def end(self) -> int:
-        return self.byte_offset + self.byte_len
-
-    @property
-    def range(self) -> ByteRange:
-        return ByteRange(self.byte_offset, self.byte_len)
 
     def element_offset(self, dtype: DType) -> int:
         """The span's start, in elements of ``dtype`` from the start of the root."""
