@@ -206,7 +206,12 @@ class ValidationKind(Kind):
     RANK_MISMATCH = "RANK_MISMATCH", "the ranks do not match"
     READ_ONLY = "READ_ONLY", "the array is read-only"
     ROLE_CONFLICT = "ROLE_CONFLICT", "axes {axes} are both contracting and batch"
-    SCALAR_OUT_OF_RANGE = "SCALAR_OUT_OF_RANGE", "a scalar is out of range"
+    SCALAR_OUT_OF_RANGE = (
+        "SCALAR_OUT_OF_RANGE",
+        "a scalar is out of range",
+        "scalar",
+        "dtype",  # None: beyond every dtype (a folded constant)
+    )
     SHAPE_MISMATCH = "SHAPE_MISMATCH", "the shapes do not match"
     SHAPE_OVERFLOW = "SHAPE_OVERFLOW", "shape {shape} overflows"
     SUBSCRIPTS = "SUBSCRIPTS", "invalid einsum subscripts", "subscripts"

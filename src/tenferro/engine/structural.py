@@ -397,7 +397,10 @@ class StructuralOps(EngineBase):
             rank = len(items[0][2])
             if rank == 0:
                 raise ValidationError(
-                    op, "rank-0 tensors cannot be concatenated", kind="RANK_MISMATCH"
+                    op,
+                    "rank-0 tensors cannot be concatenated",
+                    kind="INVALID_RANK",
+                    shape=items[0][2],
                 )
             ax = _axis(op, axis, rank)
             base = items[0][2]
@@ -445,7 +448,8 @@ class StructuralOps(EngineBase):
                 raise ValidationError(
                     op,
                     f"{name} needs a matrix [M, N, B...], got shape {shape}",
-                    kind="RANK_MISMATCH",
+                    kind="INVALID_RANK",
+                    shape=shape,
                 )
             m, n = shape[0], shape[1]
             # Diagonals beyond the matrix keep everything or nothing: clamping k keeps
@@ -483,7 +487,10 @@ class StructuralOps(EngineBase):
                 ) from None
             if len(shape) < 2:
                 raise ValidationError(
-                    op, f"a diagonal needs rank >= 2, got shape {shape}", kind="RANK_MISMATCH"
+                    op,
+                    f"a diagonal needs rank >= 2, got shape {shape}",
+                    kind="INVALID_RANK",
+                    shape=shape,
                 )
             i1 = _axis(op, a1, len(shape))
             i2 = _axis(op, a2, len(shape))

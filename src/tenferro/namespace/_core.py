@@ -91,6 +91,8 @@ def scalar_to(value: Any, dt: DType, op: str) -> Any:
             op,
             f"the scalar {value!r} is out of range for dtype {dt.value}",
             kind="SCALAR_OUT_OF_RANGE",
+            scalar=value,
+            dtype=dt,
         ) from None
 
 

@@ -32,7 +32,8 @@ def _check_power(node: ast.AST, a: Any, b: Any) -> None:
             f"any dtype (integer powers are folded up to {MAX_FOLD_BITS} bits); use a "
             "smaller constant",
             kind="SCALAR_OUT_OF_RANGE",
-            part=part,
+            scalar=part,
+            dtype=None,  # beyond every dtype
         )
 
 
