@@ -211,13 +211,12 @@ def test_every_owner_of_memory_refuses_copies_with_the_one_not_copyable_error(
 #:   ``actual``), one role's ``dtype`` (a BOOL condition), or none;
 #: * DIM_MISMATCH, LENGTH_MISMATCH, RANK_MISMATCH, SHAPE_MISMATCH: each site names
 #:   what it compared (axes, einsum indices, operands, shapes), which differ by site;
-#: * INVALID_ARGUMENT, INVALID_AXES: the catch-all kinds (36 and 13 sites).
+#: * INVALID_ARGUMENT: the catch-all kind (36 sites, most with no detail).
 UNEVEN = {
     "AccessKind.INVALID_LAYOUT",
     "DTypeKind.DTYPE_MISMATCH",
     "ValidationKind.DIM_MISMATCH",
     "ValidationKind.INVALID_ARGUMENT",
-    "ValidationKind.INVALID_AXES",
     "ValidationKind.LENGTH_MISMATCH",
     "ValidationKind.RANK_MISMATCH",
     "ValidationKind.SHAPE_MISMATCH",

@@ -156,7 +156,7 @@ class ValidationKind(Kind):
         "index",
     )
     INVALID_ARGUMENT = "INVALID_ARGUMENT", "invalid argument"
-    INVALID_AXES = "INVALID_AXES", "invalid axes"
+    INVALID_AXES = "INVALID_AXES", "invalid axes", "axes"
     INVALID_AXIS = "INVALID_AXIS", "invalid axis"
     INVALID_BACKEND = "INVALID_BACKEND", "unknown backend"
     INVALID_BUDGET = "INVALID_BUDGET", "invalid memory budget"

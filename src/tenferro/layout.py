@@ -191,7 +191,7 @@ def normalize_perm(perm: Any, ndim: int, op: str) -> Shape:
             op,
             f"permutation must be a sequence of axis numbers (ints), got {perm!r}",
             kind="INVALID_AXES",
-            perm=perm,
+            axes=perm,
         ) from None
     if sorted(p) != list(range(ndim)):
         raise ValidationError(
@@ -199,8 +199,7 @@ def normalize_perm(perm: Any, ndim: int, op: str) -> Shape:
             f"{p!r} is not a permutation of the {ndim} axes 0..{ndim - 1}; "
             f"pass each axis exactly once, e.g. {tuple(reversed(range(ndim)))!r}",
             kind="INVALID_AXES",
-            perm=p,
-            ndim=ndim,
+            axes=p,
         )
     return p
 

@@ -76,6 +76,7 @@ def _pair(op: str, value: Any, what: str) -> tuple[Any, Any]:
             op,
             f"{what} must be a pair (lhs_axes, rhs_axes), got {value!r}",
             kind="INVALID_AXES",
+            axes=value,
         ) from None
     return lhs, rhs
 

@@ -346,20 +346,21 @@ class StructuralOps(EngineBase):
                     op,
                     f"dims must be a sequence of ints (not bools), got {dims!r}",
                     kind="INVALID_AXES",
+                    axes=dims,
                 ) from None
             if len(d) != len(in_shape):
                 raise ValidationError(
                     op,
                     f"dims names {len(d)} output axes but the input has {len(in_shape)} axes",
                     kind="INVALID_AXES",
-                    dims=d,
+                    axes=d,
                 )
             if len(set(d)) != len(d) or any(not 0 <= i < len(out_shape) for i in d):
                 raise ValidationError(
                     op,
                     f"dims {d} must be distinct output axes in 0..{len(out_shape) - 1}",
                     kind="INVALID_AXES",
-                    dims=d,
+                    axes=d,
                 )
             for i, j in enumerate(d):
                 if in_shape[i] not in (1, out_shape[j]):
@@ -483,7 +484,10 @@ class StructuralOps(EngineBase):
                 a1, a2 = axes
             except (TypeError, ValueError):
                 raise ValidationError(
-                    op, f"axes must be a pair of axes, got {axes!r}", kind="INVALID_AXES"
+                    op,
+                    f"axes must be a pair of axes, got {axes!r}",
+                    kind="INVALID_AXES",
+                    axes=axes,
                 ) from None
             if len(shape) < 2:
                 raise ValidationError(
@@ -495,7 +499,9 @@ class StructuralOps(EngineBase):
             i1 = _axis(op, a1, len(shape))
             i2 = _axis(op, a2, len(shape))
             if i1 == i2:
-                raise ValidationError(op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES")
+                raise ValidationError(
+                    op, f"axes {axes!r} name one axis twice", kind="INVALID_AXES", axes=axes
+                )
             # An offset beyond the matrix gives an empty diagonal: clamping keeps the
             # meaning and keeps np.diagonal's C long from overflowing.
             off = min(max(off, -shape[i1]), shape[i2])

@@ -463,7 +463,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         if nd == 2:
             return matrix_norm(x, keepdims=keepdims, ord=ord)
         raise ValidationError(
-            op, "ord needs axis for inputs of more than 2 dimensions", kind="INVALID_AXES"
+            op,
+            "ord needs axis for inputs of more than 2 dimensions",
+            kind="INVALID_AXES",
+            axes=axis,
         )
     if isinstance(axis, int):
         return vector_norm(x, axis=axis, keepdims=keepdims, ord=2 if ord is None else ord)
@@ -471,13 +474,19 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         a0, a1 = (int(ax) % nd for ax in axis)
     except (TypeError, ValueError):
         raise ValidationError(
-            op, f"axis must be None, an int or a pair of ints, got {axis!r}", kind="INVALID_AXES"
+            op,
+            f"axis must be None, an int or a pair of ints, got {axis!r}",
+            kind="INVALID_AXES",
+            axes=axis,
         ) from None
     if a0 == a1:
-        raise ValidationError(op, f"duplicate axes {axis!r}", kind="INVALID_AXES")
+        raise ValidationError(op, f"duplicate axes {axis!r}", kind="INVALID_AXES", axes=axis)
     if keepdims:
         raise ValidationError(
-            op, "keepdims with a pair of axes is not supported here", kind="INVALID_AXES"
+            op,
+            "keepdims with a pair of axes is not supported here",
+            kind="INVALID_AXES",
+            axes=axis,
         )
     rest = tuple(i for i in range(nd) if i not in (a0, a1))
     moved = _view(x).transpose_view((a0, a1, *rest)) if (a0, a1) != (0, 1) or rest else x

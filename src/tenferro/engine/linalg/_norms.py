@@ -143,7 +143,7 @@ def vector_norm(call: LinalgCall, x: Any, axes: Any, keepdims: bool, ord: Any) -
     try:
         value = np.linalg.vector_norm(arr, axis=axes, keepdims=keepdims, ord=ord)
     except (ValueError, TypeError, np.exceptions.AxisError) as exc:
-        raise ValidationError(op, str(exc), kind="INVALID_AXES") from None
+        raise ValidationError(op, str(exc), kind="INVALID_AXES", axes=axes) from None
     res = call.output(np.shape(value), dt.real)
     np.copyto(res, value)
 
