@@ -190,7 +190,7 @@ class ValidationKind(Kind):
     )
     NEGATIVE_INTEGER_POWER = "NEGATIVE_INTEGER_POWER", "negative integer power of an integer"
     NOT_1D = "NOT_1D", "data must be 1-D, got shape {data_shape}"
-    NOT_A_TENSOR = "NOT_A_TENSOR", "an operand is not a tenferro array"
+    NOT_A_TENSOR = "NOT_A_TENSOR", "an operand is not a tenferro array", "index"
     NOT_CONTIGUOUS = "NOT_CONTIGUOUS", "the data is not contiguous"
     NOT_DIFFERENTIABLE = "NOT_DIFFERENTIABLE", "no derivative"
     NOT_F_CONTIGUOUS = "NOT_F_CONTIGUOUS", "the array is not column-major"

@@ -322,7 +322,7 @@ class AllocationGroup(GroupTables):
             raise ValidationError(
                 op,
                 f"entry {index} is a {type(t).__name__}, not a Tensor",
-                kind="INVALID_ARGUMENT",
+                kind="NOT_A_TENSOR",
                 index=index,
             )
         st = t._live(op)

@@ -82,6 +82,7 @@ def _tensor(k: int, t: Any) -> Tensor | TensorView:
             f"operand {k} is a {type(t).__name__}, not a tenferro array; wrap arrays "
             "with tenferro.asarray (or tenferro.from_numpy) first",
             kind="NOT_A_TENSOR",
+            index=k,
         )
     return t
 
