@@ -209,17 +209,15 @@ def test_every_owner_of_memory_refuses_copies_with_the_one_not_copyable_error(
 #:   range, extent, alignment) and a ``reason`` tag tests read;
 #: * DTYPE_MISMATCH: two operands' ``dtypes``, a requested dtype (``expected``,
 #:   ``actual``), one role's ``dtype`` (a BOOL condition), or none;
-#: * DIM_MISMATCH, LENGTH_MISMATCH, RANK_MISMATCH, SHAPE_MISMATCH: each site names
-#:   what it compared (axes, einsum indices, operands, shapes), which differ by site;
-#: * INVALID_ARGUMENT: the catch-all kind (36 sites, most with no detail).
+#: * DIM_MISMATCH, LENGTH_MISMATCH: each site names what it compared (axes, einsum
+#:   indices, operands, element counts), which differ by site;
+#: * INVALID_ARGUMENT: the catch-all kind (35 sites; one passes ``copy``, tested).
 UNEVEN = {
     "AccessKind.INVALID_LAYOUT",
     "DTypeKind.DTYPE_MISMATCH",
     "ValidationKind.DIM_MISMATCH",
     "ValidationKind.INVALID_ARGUMENT",
     "ValidationKind.LENGTH_MISMATCH",
-    "ValidationKind.RANK_MISMATCH",
-    "ValidationKind.SHAPE_MISMATCH",
 }
 
 

@@ -524,4 +524,5 @@ def _operand(op: str, self: Any, v: Any, rows: bool) -> None:
             op,
             f"the operand's first axis has length {shape[0]}; this operator needs {need}",
             kind="SHAPE_MISMATCH",
+            shapes=(self.shape, shape),
         )

@@ -203,7 +203,7 @@ class ValidationKind(Kind):
         "out has shape {actual_shape} and dtype {actual_dtype.name}, but the result has "
         "shape {expected_shape} and dtype {expected_dtype.name}",
     )
-    RANK_MISMATCH = "RANK_MISMATCH", "the ranks do not match"
+    RANK_MISMATCH = "RANK_MISMATCH", "the ranks do not match", "shapes"
     READ_ONLY = "READ_ONLY", "the array is read-only"
     ROLE_CONFLICT = "ROLE_CONFLICT", "axes {axes} are both contracting and batch"
     SCALAR_OUT_OF_RANGE = (
@@ -212,7 +212,7 @@ class ValidationKind(Kind):
         "scalar",
         "dtype",  # None: beyond every dtype (a folded constant)
     )
-    SHAPE_MISMATCH = "SHAPE_MISMATCH", "the shapes do not match"
+    SHAPE_MISMATCH = "SHAPE_MISMATCH", "the shapes do not match", "shapes"
     SHAPE_OVERFLOW = "SHAPE_OVERFLOW", "shape {shape} overflows"
     SUBSCRIPTS = "SUBSCRIPTS", "invalid einsum subscripts", "subscripts"
     SYNTAX = "SYNTAX", "the expression does not parse", "expression"

@@ -108,8 +108,7 @@ def check_operands(inputs: Sequence[Inds], operands: Sequence[Any]) -> tuple[DTy
                 f"operand {k} has rank {t.ndim} but its term {''.join(term)!r} names "
                 f"{len(term)} ax(es); give one index per axis",
                 kind="SHAPE_MISMATCH",
-                operand=k,
-                shape=t.shape,
+                shapes=(t.shape,),
             )
         for c, d in zip(term, t.shape, strict=True):
             if sizes.setdefault(c, d) != d:
@@ -119,8 +118,7 @@ def check_operands(inputs: Sequence[Inds], operands: Sequence[Any]) -> tuple[DTy
                     f"operand {k} (shape {t.shape}); every occurrence of an index must have "
                     "one size",
                     kind="SHAPE_MISMATCH",
-                    operand=k,
-                    shape=t.shape,
+                    shapes=(t.shape,),
                 )
     assert dtype is not None
     if dtype not in (DType.F32, DType.F64, DType.C32, DType.C64):

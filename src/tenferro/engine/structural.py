@@ -418,6 +418,7 @@ class StructuralOps(EngineBase):
                         f"tensor {i} has shape {s}; every tensor needs shape {base} except along "
                         f"axis {ax}",
                         kind="SHAPE_MISMATCH",
+                        shapes=(base, s),
                     )
             out_shape = tuple(
                 sum(s[ax] for _, _, s in items) if j == ax else base[j] for j in range(rank)

@@ -153,7 +153,7 @@ def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str]
                 op,
                 f"an operand has fewer axes than {subscripts!r} names besides its ellipsis",
                 kind="RANK_MISMATCH",
-                subscripts=subscripts,
+                shapes=tuple(shapes),
             ) from None
         raise _subscripts_error(op, subscripts, str(exc)) from None
     return inputs.split(","), out
@@ -168,7 +168,7 @@ def parse(op: str, subscripts: str, shapes: Sequence[Shape]) -> Spec:
                 op,
                 f"operand {i} has {len(shape)} axes but its subscripts {term!r} name {len(term)}",
                 kind="RANK_MISMATCH",
-                operand=i,
+                shapes=tuple(shapes),
             )
     sizes = _sizes(op, terms, shapes)
     squeeze: list[tuple[int, ...]] = []

@@ -106,6 +106,7 @@ class FusionOps(EngineBase):
                     f"operand {name!r} has shape {sh}, others have {shape}; fused operands "
                     "need equal shapes (broadcast explicitly with eng.broadcast_in_dim)",
                     kind="SHAPE_MISMATCH",
+                    shapes=(shape, sh),
                 )
             arrays[name] = arr
             dtypes[name] = dt

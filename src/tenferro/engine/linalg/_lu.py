@@ -65,7 +65,7 @@ def _rhs(call: LinalgCall, b: Any, dt: DType, n: int, batch: Shape) -> tuple[Arr
         f"b must have shape [{n}, K, *{batch}] or [{n}, *{batch}] for a of batch {batch}, "
         f"got {shape}",
         kind="SHAPE_MISMATCH",
-        shape=shape,
+        shapes=(shape,),
     )
 
 
