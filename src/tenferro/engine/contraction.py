@@ -35,7 +35,7 @@ from .einsum.executor import execute
 from .einsum.fast import _records as _fast_records
 from .einsum.fast import remember as _fast_remember
 from .einsum.fast import run_binary as _run_binary
-from .einsum.parser import split_call
+from .einsum.parser import require_string, split_call
 from .einsum.paths import optimize_key
 from .einsum.planner import Plan
 from .gemm import DotPlan, make_dot_plan
@@ -364,13 +364,7 @@ class ContractionOps(EngineBase):
         op = "CpuEngine.contract_expression"
         key = optimize_key(op, optimize)
         checked = tuple(_shape_arg(op, s, i) for i, s in enumerate(shapes))
-        if not isinstance(subscripts, str):
-            raise ValidationError(
-                op,
-                f"subscripts must be a string, got {type(subscripts).__name__}",
-                kind="SUBSCRIPTS",
-                subscripts=subscripts,
-            )
+        require_string(op, subscripts)
         return ContractExpression(self, subscripts, build_plan(op, subscripts, checked, key))
 
     def _einsum_run(

@@ -22,7 +22,7 @@ from opt_einsum.parser import convert_interleaved_input, parse_einsum_input
 
 from ...errors import ValidationError
 
-__all__ = ["Spec", "expand", "parse", "split_call"]
+__all__ = ["Spec", "expand", "parse", "require_string", "split_call"]
 
 Shape = tuple[int, ...]
 
@@ -115,12 +115,8 @@ def split_call(op: str, args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
     return subscripts, tuple(operands)
 
 
-def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str], str]:
-    """``(terms, output)`` of ``subscripts`` for operands of ``shapes``: ellipses
-    expanded, the implicit output found (numpy's rules), the syntax and the operand
-    count checked (typed errors). Sizes are not checked: `parse` does that, as
-    numpy broadcasts them; `tenferro.distributed` checks them its own, stricter way.
-    """
+def require_string(op: str, subscripts: Any) -> None:
+    """Refuse ``subscripts`` that are not a string (SUBSCRIPTS)."""
     if not isinstance(subscripts, str):
         raise ValidationError(
             op,
@@ -128,6 +124,15 @@ def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str]
             kind="SUBSCRIPTS",
             subscripts=subscripts,
         )
+
+
+def expand(op: str, subscripts: Any, shapes: Sequence[Shape]) -> tuple[list[str], str]:
+    """``(terms, output)`` of ``subscripts`` for operands of ``shapes``: ellipses
+    expanded, the implicit output found (numpy's rules), the syntax and the operand
+    count checked (typed errors). Sizes are not checked: `parse` does that, as
+    numpy broadcasts them; `tenferro.distributed` checks them its own, stricter way.
+    """
+    require_string(op, subscripts)
     if not shapes:
         raise ValidationError(
             op, "einsum needs at least one operand", kind="OPERAND_COUNT", expected=1, actual=0
