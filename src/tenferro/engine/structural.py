@@ -579,8 +579,8 @@ class StructuralOps(EngineBase):
                     return self._domain_copy(op, t)
                 raise RuntimeStateError(
                     op,
-                    "CPU backend requires source host placement; download it (t.download()) "
-                    "or use an engine created with this tensor's allocation_domain",
+                    "download it (t.download()) or use an engine created with this tensor's "
+                    "allocation_domain",
                     kind="NOT_HOST",
                     memory_kind=t.placement.memory_kind,
                 )

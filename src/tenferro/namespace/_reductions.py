@@ -270,7 +270,7 @@ def _check_not_empty(x: Any, axis: Any, op: str) -> None:
                 op,
                 "an empty array has no element to point at",
                 kind="EMPTY_REDUCTION",
-                axes=None if axis is None else (axis,),
+                axes=tuple(range(len(shape))) if axis is None else (axis,),
                 shape=shape,
             )
 

@@ -77,7 +77,7 @@ class PreparedDeviceAccess(Protocol):
 def unsupported_device(backend: str) -> NoReturn:
     raise DeviceAccessError(
         "prepare_device_access",
-        f"the {backend} provider has no device access path",
+        "use a provider that prepares device access",
         kind="UNSUPPORTED",
         backend=backend,
     )
