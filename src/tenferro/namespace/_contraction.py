@@ -289,7 +289,12 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
         arrays = tuple(
             x if p is None else _in_memory_order(x, p) for x, p in zip(operands, perms, strict=True)
         )
-    if len(arrays) == 2 and arrays[0].__class__ is Tensor and arrays[1].__class__ is Tensor:
+    if (
+        mp.binary
+        and len(arrays) == 2
+        and arrays[0].__class__ is Tensor
+        and arrays[1].__class__ is Tensor
+    ):
         # Two plain tensors: the engine's binary fast record (no planning either).
         t = eng.einsum(mp.subscripts, *arrays)
     else:

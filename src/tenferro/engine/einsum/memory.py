@@ -24,6 +24,7 @@ the namespace caches the answer with its other plans.
 from __future__ import annotations
 
 from .expression import plan_for
+from .fast import binary_record
 from .parser import expand
 from .steps import FINAL, PERMUTE, Plan
 
@@ -32,10 +33,10 @@ __all__ = ["VIEW_MIN", "MemoryPlan", "memory_perm", "memory_plan"]
 Shape = tuple[int, ...]
 
 #: An output of fewer elements is written in the order asked for even where a view of
-#: the product's order would do: a view costs a few microseconds more over its life
-#: (its read root, the alias accounting when it dies) than transposing ~2000
-#: elements does.
-VIEW_MIN = 1 << 11
+#: the product's order would do: a view costs about 10 us more over its life than a
+#: tensor (its read root, the alias accounting when it dies), what transposing a
+#: few thousand elements costs.
+VIEW_MIN = 1 << 12
 
 
 class MemoryPlan:
@@ -44,7 +45,7 @@ class MemoryPlan:
     ``plan``, whose output, permuted by ``axes`` (None: as it is), is the result in
     the order the caller's subscripts name."""
 
-    __slots__ = ("axes", "perms", "plan", "subscripts")
+    __slots__ = ("axes", "binary", "perms", "plan", "subscripts")
 
     def __init__(
         self,
@@ -57,6 +58,9 @@ class MemoryPlan:
         self.perms = perms
         self.plan = plan
         self.axes = axes
+        # Does `CpuEngine.einsum` run ``subscripts`` on two plain tensors by its binary
+        # fast record (`fast.binary_record`)? Else the plan is run directly.
+        self.binary = binary_record(plan) is not None
 
 
 def memory_perm(shape: Shape, strides: Shape) -> tuple[int, ...] | None:
