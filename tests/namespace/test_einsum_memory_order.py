@@ -158,3 +158,15 @@ def test_einsum_in_memory_order_matches_numpy_for_any_operand_layout(
     ops = [_operand(x, layouts[i % 3]) for i, x in enumerate(arrays)]
     got = tfr.einsum(which, *ops)
     np.testing.assert_allclose(np.asarray(got), np.einsum(which, *arrays), atol=1e-9)
+
+
+def test_a_chain_of_einsums_on_permuted_results_makes_no_named_copy() -> None:
+    x, y, z = _rand((9, 9, 9, 9)), _rand((9, 9, 9), 1), _rand((9, 9, 9, 9), 2)
+    a, b, c = tfr.asarray(x), tfr.asarray(y), tfr.asarray(z)  # C-ordered views
+    before = tfr.copy_stats()
+    with tfr.forbid_copies():
+        v = tfr.einsum("abcd,aYX->YbcdX", a, b)
+        w = tfr.einsum("YbcdX,bcdZ->YXZ", v, c)
+    assert tfr.copy_stats() == before
+    want = np.einsum("YbcdX,bcdZ->YXZ", np.einsum("abcd,aYX->YbcdX", x, y), z)
+    np.testing.assert_allclose(np.asarray(w), want, atol=1e-9)
