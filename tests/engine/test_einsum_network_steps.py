@@ -105,6 +105,17 @@ def test_a_slab_transposition_that_would_raise_the_peak_stays_in_slabs(
     assert plan.fast == [None]
 
 
+def test_a_small_slab_transposition_is_copied_whole_even_above_the_peak(
+    eng: tfr.CpuEngine,
+) -> None:
+    # The right operand (60000 elements) is 25 times the result, but no larger than
+    # executor._WHOLE_COPY: one copy and one product beat seven narrow ones.
+    plan = _check(eng, "ab,cbd->acd", [(2, 50), (60, 50, 20)], [(0, 1)])
+    assert plan.steps[0][4][5] is not None  # the planner made it in slabs
+    (rec,) = plan.fast
+    assert rec is not None and rec.copy_b is not None and rec.copy_b[3] == 60000
+
+
 def test_a_copy_record_serves_every_dtype(eng: tfr.CpuEngine) -> None:
     subs, shapes = "ab,cbd,de->ace", [(3, 4), (5, 4, 6), (6, 2)]
     expr = eng.contract_expression(subs, *shapes, optimize=[(0, 1), (0, 1)])

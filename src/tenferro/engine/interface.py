@@ -16,7 +16,10 @@ checks it):
 * `unary`, `binary`, `scalar`, `pinned`: the compiled per-operation protocol
   (`_core`);
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
-  namespace's plan cache).
+  namespace's plan cache); `einsum_memory_plan`, `memory_perm`: the plan in the
+  operands' memory order with the output in the product's own order (the
+  namespace's ``einsum``, einsum/memory.py), and `permuted_result`, the view
+  it hands out.
 """
 
 from __future__ import annotations
@@ -35,16 +38,20 @@ from . import cpu as _cpu
 from ._core import binary, pinned, scalar, unary
 from .cpu import CpuEngine, default_engine
 from .einsum import plan_for
+from .einsum.memory import MemoryPlan, memory_perm, memory_plan
 
 __all__ = [
     "axes_reduction",
     "binary",
     "c_view",
     "current",
+    "einsum_memory_plan",
     "einsum_plan",
     "einsum_run",
     "full_reduction",
+    "memory_perm",
     "output",
+    "permuted_result",
     "pinned",
     "run",
     "scalar",
@@ -138,6 +145,33 @@ def einsum_plan(subscripts: str, shapes: tuple[Shape, ...]) -> Any:
     default ``optimize``), raising `CpuEngine.einsum`'s typed errors. Plans do not
     depend on dtypes or strides."""
     return plan_for("CpuEngine.einsum", subscripts, shapes, "auto")
+
+
+def einsum_memory_plan(
+    subscripts: str, shapes: tuple[Shape, ...], perms: tuple[tuple[int, ...] | None, ...]
+) -> MemoryPlan:
+    """`einsum_plan` in the operands' memory orders ``perms`` (`memory_perm` of each),
+    with the output in the order the last product writes where that copies less
+    (einsum/memory.py); `CpuEngine.einsum`'s typed errors."""
+    return memory_plan("CpuEngine.einsum", subscripts, shapes, perms)
+
+
+def permuted_result(t: Tensor, axes: tuple[int, ...]) -> TensorView:
+    """The view of a fresh column-major result ``t`` (a plain host tensor the caller
+    made and holds alone) with its axes in the order ``axes`` (axis ``i`` of the view
+    is axis ``axes[i]`` of ``t``). As `c_view`: the view holds the buffer (one counted
+    alias) and the tensor object is dropped."""
+    shape = t._shape
+    strides = col_major_strides(shape)
+    st = t._st
+    return TensorView._make(
+        st.read_root(),
+        t._dtype,
+        tuple(shape[a] for a in axes),
+        tuple(strides[a] for a in axes),
+        0,
+        st,
+    )
 
 
 def einsum_run(eng: CpuEngine, plan: Any, operands: tuple[Any, ...]) -> Tensor:

@@ -16,8 +16,10 @@ import numpy as np
 
 from ..dtype import DType
 from ..engine import default_engine
-from ..engine.interface import einsum_plan, einsum_run
+from ..engine.interface import einsum_memory_plan, einsum_run, memory_perm, permuted_result
 from ..errors import ValidationError
+from ..layout import shape_size
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
 from ._adapter import (
@@ -252,7 +254,14 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Result:
     """Einstein summation on the default engine (`CpuEngine.einsum`), e.g.
     ``tenferro.einsum("ij,jk->ik", a, b)``. Operands of different dtypes are
     promoted first. Ownership: **computes** a pooled output (intermediates go
-    back to the pool)."""
+    back to the pool).
+
+    Memory order follows the data (docs/namespace.md): an operand laid out as a
+    permutation of a compact array (a C-ordered array, a permuted result) is
+    contracted where it lies, and when the last product would be transposed into
+    the order the subscripts name, the result is the permuted view of the
+    product instead (`engine/einsum/memory.py`): a `TensorView` whose memory
+    order is the product's, with no transposing copy."""
     op = "tenferro.einsum"
     for x in operands:
         check_array(x, op, "operand")
@@ -262,21 +271,61 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Result:
             return default_engine().einsum(subscripts, *arrays)
         # An explicit path or strategy is checked (and refused) as `CpuEngine.einsum` does.
         return default_engine().einsum(subscripts, *arrays, optimize=optimize)
-    key = ("einsum", subscripts, *[(x.shape, x.dtype) for x in operands])
-    dt, plan = _planned(key, _einsum_plan, subscripts, operands)
-    arrays = tuple(x if x.dtype is dt else astype(x, dt) for x in operands)
+    # A view's strides are part of the key: its memory order decides the plan.
+    key = (
+        "einsum",
+        subscripts,
+        *[(x.shape, x.dtype, x._strides if x.__class__ is TensorView else None) for x in operands],
+    )
+    dt, mp = _planned(key, _einsum_plan, subscripts, operands)
+    for x in operands:
+        if x.dtype is not dt:
+            # Promoted first, then planned in the promoted arrays' own layouts.
+            return einsum(subscripts, *(y if y.dtype is dt else astype(y, dt) for y in operands))
     eng = default_engine()
-    if len(arrays) == 2 and arrays[0].__class__ is Tensor and arrays[1].__class__ is Tensor:
+    perms = mp.perms
+    arrays = operands
+    if perms is not None:
+        arrays = tuple(
+            x if p is None else _in_memory_order(x, p) for x, p in zip(operands, perms, strict=True)
+        )
+    if (
+        mp.binary
+        and len(arrays) == 2
+        and arrays[0].__class__ is Tensor
+        and arrays[1].__class__ is Tensor
+    ):
         # Two plain tensors: the engine's binary fast record (no planning either).
-        return eng.einsum(subscripts, *arrays)
-    return einsum_run(eng, plan, arrays)
+        t = eng.einsum(mp.subscripts, *arrays)
+    else:
+        t = einsum_run(eng, mp.plan, arrays)
+    axes = mp.axes
+    return t if axes is None else permuted_result(t, axes)
 
 
 def _einsum_plan(subscripts: str, operands: tuple[Any, ...]) -> tuple[DType, Any]:
-    """``(dtype, plan)``: the operands' one dtype and the validated einsum plan over their
-    shapes (typed errors), cached by `_planned`."""
+    """``(dtype, memory plan)``: the operands' one dtype and the validated einsum plan
+    over their shapes in their memory orders (typed errors), cached by `_planned`."""
     dt = operand_dtype(operands, "tenferro.einsum") if len(operands) > 1 else operands[0].dtype
-    return dt, einsum_plan(subscripts, tuple(x.shape for x in operands))
+    perms = tuple(
+        memory_perm(x._shape, x._strides) if x.__class__ is TensorView else None for x in operands
+    )
+    return dt, einsum_memory_plan(subscripts, tuple(x.shape for x in operands), perms)
+
+
+def _in_memory_order(x: TensorView, perm: tuple[int, ...]) -> Any:
+    """``x`` with its axes in the order ``perm`` (`memory_perm`: then compact
+    column-major), as an einsum operand: the tensor of its host buffer where the view
+    covers all of it (an operand only, as `_adapter.mirror` makes: it owns and moves
+    nothing), else the permuted view. No copy either way."""
+    shape = tuple(x._shape[i] for i in perm)
+    src = x._source
+    if src.__class__ is HostBuffer and not x._offset:
+        flat = src.flat
+        want = x._dtype.numpy
+        if len(flat) == shape_size(shape) and (flat.dtype is want or flat.dtype == want):
+            return Tensor._wrap(shape, x._dtype, src)
+    return x._derive(shape, tuple(x._strides[i] for i in perm), x._offset)
 
 
 def dot(a: Any, b: Any, /) -> Result:

@@ -78,6 +78,12 @@ _DOT = -1
 #: so the scratch at the path's peak step stays a small part of the peak.
 _SPLIT_SCRATCH = 16
 
+#: A transposed copy of at most this many elements (512 KiB of float64, about a
+#: core's L2 cache) is made whole even where the planner cut it into slabs: the
+#: slab loop's narrow products and per-slab copies cost more time than the memory
+#: they save (a 4x4 PEPS's 9^5 boundary: 7 slabs, each a product of width 12).
+_WHOLE_COPY = 1 << 16
+
 
 class Fast:
     """One product step whose operands are read in place, worked out from shapes once.
@@ -279,9 +285,10 @@ def prepare(plan: Plan) -> list[Any]:
                 size *= d
             # An operand the planner transposes in slabs (to bound the scratch) is
             # copied whole when that stays within the plan's peak, as a split sum's
-            # scratch does: one copy and one product instead of a pair per slab.
+            # scratch does, or is small (`_WHOLE_COPY`): one copy and one product
+            # instead of a pair per slab.
             bound = plan.largest_live // _SPLIT_SCRATCH
-            if scratch and live_now + scratch > plan.largest_live + bound:
+            if scratch > _WHOLE_COPY and live_now + scratch > plan.largest_live + bound:
                 views = [None, None]
             if views[0] is not None and views[1] is not None:
                 parts = None
