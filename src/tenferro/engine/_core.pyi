@@ -1,5 +1,6 @@
 """Type stubs of the compiled per-operation protocol (engine/_core.pyx)."""
 
+from collections.abc import Callable, Container
 from typing import Any
 
 from ..dtype import DType
@@ -43,3 +44,14 @@ def shapedn(
     arg: Any,
 ) -> Tensor | None: ...
 def pinned(body: Any, st: Any, args: tuple[Any, ...]) -> Any: ...
+def elementwise2(
+    kernel: Any,
+    x1: Any,
+    x2: Any,
+    allowed: Container[DType],
+    out_bool: bool,
+    current: Callable[[], Any],
+) -> Any: ...
+def elementwise1(
+    kernel: Any, x: Any, allowed: Container[DType], current: Callable[[], Any]
+) -> Any: ...

@@ -13,8 +13,10 @@ checks it):
 * `view_of`: a view of an owner's buffer with a given layout (borrows);
 * `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
 * `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
-* `unary`, `binary`, `scalar`, `pinned`: the compiled per-operation protocol
-  (`_core`);
+* `unary`, `binary`, `scalar`, `shaped`, `pinned`: the compiled per-operation
+  protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
+  hot paths, checks included (owners, and C-ordered views giving fresh C-ordered
+  views);
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
   namespace's plan cache).
 """
@@ -32,7 +34,7 @@ from ..storage.host import HostBuffer, shared_refusal
 from ..tensor import Tensor
 from ..view import TensorView
 from . import cpu as _cpu
-from ._core import binary, pinned, scalar, unary
+from ._core import binary, elementwise1, elementwise2, pinned, scalar, shaped, unary
 from .cpu import CpuEngine, default_engine
 from .einsum import plan_for
 
@@ -43,11 +45,14 @@ __all__ = [
     "current",
     "einsum_plan",
     "einsum_run",
+    "elementwise1",
+    "elementwise2",
     "full_reduction",
     "output",
     "pinned",
     "run",
     "scalar",
+    "shaped",
     "take_result",
     "unary",
     "view_of",
@@ -165,9 +170,13 @@ def take_result(x: TensorView, res: Any) -> bool:
         offset = 0
     elif res.__class__ is TensorView:
         st = res._source
+        # A fresh view takes its root first (`TensorView._root`): it is then the one
+        # alias (no local holds the root while the aliases are counted).
+        res._root("take_result")
         if st.__class__ is not HostBuffer or st is x._source or st.alias_count() != 1:
             return False
-        base, strides, offset = res._base, res._strides, res._offset
+        base = res._root("take_result")
+        strides, offset = res._strides, res._offset
     else:
         return False
     x._source = st

@@ -61,11 +61,6 @@ Result = Tensor | TensorView
 ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
 
 _new = object.__new__
-_BOOL = DType.BOOL
-_F64 = DType.F64
-_C64 = DType.C64
-#: Python ints up to this magnitude convert to float64 exactly.
-_EXACT_INT = 2**53
 
 
 def is_array(x: Any) -> bool:
@@ -135,6 +130,10 @@ def mirror(x: Any) -> Tensor | None:
     want = x._dtype.numpy
     if len(flat) != shape_size(shape) or (flat.dtype is not want and flat.dtype != want):
         return None
+    # A fresh result view takes its root now: the operand may be borrowed into views
+    # (an engine call's own), and those must never be the buffer's only counted alias
+    # while this view, which sees the same memory, lives.
+    x._root("mirror")
     return Tensor._wrap(shape[::-1], x._dtype, src)
 
 
@@ -224,6 +223,8 @@ def engine() -> CpuEngine:
 
 _engine = engine
 _current = _interface.current
+_elementwise1 = _interface.elementwise1
+_elementwise2 = _interface.elementwise2
 
 
 def _typed(ufunc: Any, exc: BaseException) -> BaseException:
@@ -238,14 +239,18 @@ def binary_function(
 ) -> Callable[..., Any]:
     """A binary elementwise function: the compiled protocol (`_core`), else ``general``.
 
-    The hot path takes two plain host tensors of one shape and an ``allowed``
-    dtype through the same steps as the engine's own binary fast path (pin both,
-    check for a writer, take a pooled buffer, one ufunc call); a plain F64 or C64
-    tensor with a Python float or int (``x * 2.0``, ``1 - x``) takes the same
-    steps with the scalar passed as it is. Anything else (views, other scalars,
-    broadcasting, promotion, errors) goes to ``general(x1, x2)``. Like numpy's
-    own calls, the hot paths leave floating-point warnings (overflow, division
-    by zero) as numpy gives them; the general path silences them.
+    The hot path (`engine._core.elementwise2`) takes two plain host tensors of
+    one shape and an ``allowed`` dtype, or two C-ordered views of one shape
+    (memory order follows the data: the result is a C-ordered view), through the
+    engine's per-operation protocol (pin both, check for a writer, take a pooled
+    buffer, one ufunc call); a plain or C-ordered F64 or C64 array with a Python
+    float or int (``x * 2.0``, ``1 - x``) takes the same steps with the scalar
+    passed as it is (the standard's weak scalar: numpy reads a Python float, or
+    an int of at most 2**53, exactly as that dtype). Anything else (other views,
+    other scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
+    Like numpy's own calls, the hot paths leave floating-point warnings
+    (overflow, division by zero) as numpy gives them; the general path silences
+    them.
     """
     if ufunc is np.maximum or ufunc is np.minimum:
         # numpy deprecates a positional out= for these two.
@@ -255,74 +260,13 @@ def binary_function(
         call = ufunc
 
     def fn(x1: Any, x2: Any, /) -> Any:
-        if x1.__class__ is Tensor and x2.__class__ is Tensor:
-            sa = x1._st
-            sb = x2._st
-            dt = x1._dtype
-            if (
-                sa.__class__ is HostBuffer
-                and sb.__class__ is HostBuffer
-                and dt is x2._dtype
-                and dt in allowed
-                and x1._shape == x2._shape
-            ):
-                # The per-operation protocol, compiled (engine/_core.pyx). Both inputs
-                # hold exactly n elements: the ufunc writes every element of the output.
-                try:
-                    r = _interface.binary(call, x1, x2, _BOOL if out_bool else dt, _current())
-                except BaseException as exc:
-                    raise _typed(ufunc, exc) from None
-                if r is not None:
-                    return r
-        else:
-            c1 = x1.__class__
-            c2 = x2.__class__
-            if c1 is Tensor and (c2 is float or c2 is int):
-                r = scalar(x1, x2, False)
-                if r is not None:
-                    return r
-            elif c2 is Tensor and (c1 is float or c1 is int):
-                r = scalar(x2, x1, True)
-                if r is not None:
-                    return r
-            elif c1 is TensorView:
-                # C-ordered operands: the same call on the column-major owners they
-                # are reversed views of, and the result's reversed view (C-ordered).
-                m1 = mirror(x1)
-                if m1 is not None:
-                    if c2 is TensorView:
-                        if x2._shape == x1._shape:
-                            m2 = mirror(x2)
-                            if m2 is not None:
-                                return unmirror(fn(m1, m2))
-                    elif c2 is float or c2 is int:
-                        return unmirror(fn(m1, x2))
-            elif c2 is TensorView and (c1 is float or c1 is int):
-                m2 = mirror(x2)
-                if m2 is not None:
-                    return unmirror(fn(x1, m2))
-        return general(x1, x2)
-
-    def scalar(t: Tensor, value: Any, first: bool) -> Any:
-        """``t`` (a plain F64 or C64 tensor) with a Python float or int, or None.
-
-        The standard's result is ``t``'s dtype (a weak scalar), and numpy reads a
-        Python float, or an int of at most 2**53, exactly as that dtype: the value
-        goes to the ufunc as it is, where `general` would make a 0-d array of it.
-        """
-        st = t._st
-        dt = t._dtype
-        if st.__class__ is not HostBuffer or not (dt is _F64 or dt is _C64) or dt not in allowed:
-            return None
-        if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
-            return None
-        # The per-operation protocol, compiled (engine/_core.pyx); None when the
-        # buffer is exclusively borrowed (the general path refuses it). The tensor
-        # holds exactly n elements and the scalar broadcasts: the ufunc writes all.
         try:
-            return _interface.scalar(call, t, value, first, _BOOL if out_bool else dt, _current())
+            r = _elementwise2(call, x1, x2, allowed, out_bool, _current)
         except BaseException as exc:
             raise _typed(ufunc, exc) from None
+        if r is not None:
+            return r
+        return general(x1, x2)
 
     return fn
 
@@ -332,26 +276,17 @@ def unary_function(
 ) -> Callable[..., Any]:
     """A same-dtype unary elementwise function: the compiled protocol, else ``general``.
 
-    The hot path takes one plain host tensor of an ``allowed`` dtype through the
-    steps of the engine's unary fast path (pin, check for a writer, a pooled
-    buffer, one ufunc call); anything else (views, other dtypes, errors) goes to
+    The hot path (`engine._core.elementwise1`) takes one plain host tensor, or
+    one C-ordered view, of an ``allowed`` dtype through the steps of the
+    engine's unary fast path (pin, check for a writer, a pooled buffer, one
+    ufunc call); anything else (other views, other dtypes, errors) goes to
     ``general(x)``.
     """
 
     def fn(x: Any, /) -> Any:
-        if x.__class__ is Tensor:
-            st = x._st
-            dt = x._dtype
-            if st.__class__ is HostBuffer and dt in allowed:
-                # The per-operation protocol, compiled (engine/_core.pyx). The input
-                # holds exactly n elements: the ufunc writes every element of the output.
-                r = _interface.unary(ufunc, x, dt, _current())
-                if r is not None:
-                    return r
-        elif x.__class__ is TensorView:
-            m = mirror(x)  # C-ordered: the owner's result, reversed (see binary_function)
-            if m is not None:
-                return unmirror(fn(m))
+        r = _elementwise1(ufunc, x, allowed, _current)
+        if r is not None:
+            return r
         return general(x)
 
     return fn
