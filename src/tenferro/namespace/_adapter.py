@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..copies import check_copy, count_copy
 from ..dtype import DType, dtype_of_array
 from ..engine import CpuEngine
 from ..engine import interface as _interface
@@ -44,6 +45,7 @@ __all__ = [
     "is_array",
     "permuted_view",
     "read_all",
+    "reshape_copy",
     "ufunc_into",
     "unary_function",
     "view_base",
@@ -354,6 +356,36 @@ def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
             raise
         except NUMPY_REFUSALS as exc:
             raise numpy_refusal(op, exc) from None
+
+
+def _reshape_kernel(fa: Array, out: Array, arg: tuple[Shape, Shape]) -> None:
+    # fa: the owner's elements (column-major of ``own``); out: the result's flat
+    # buffer, column-major of ``new``. Every element of out is written.
+    own, new = arg
+    src = fa.reshape(own, order="F")
+    if len(new) == 1:
+        out.reshape(own)[...] = src  # out's row-major order is its only order
+    else:
+        out.reshape(new, order="F")[...] = src.reshape(new)
+
+
+def reshape_copy(x: Tensor, new: Shape) -> Any:
+    """``reshape(x, new)`` of a live plain host owner whose layout needs a copy (numpy's
+    own reshape would copy): one named, counted copy into a pooled owner, read
+    under the engine's pin; None (nothing counted) for the general path (group
+    storage, an exclusively borrowed or empty buffer)."""
+    op = "tenferro.reshape"
+    x._live(op)  # a moved tensor is refused
+    if x._st.__class__ is not HostBuffer:
+        return None
+    dt = x._dtype
+    n = shape_size(new)
+    nbytes = n * dt.itemsize
+    check_copy(op, nbytes)
+    res = _interface.shaped(_reshape_kernel, x, new, n, dt, _current(), (x._shape, new))
+    if res is not None:
+        count_copy(nbytes)
+    return res
 
 
 # ---------------------------------------------------------------------- views
