@@ -247,7 +247,13 @@ cpdef object shaped(
     elements, which the kernel writes), or None when ``t``'s buffer is exclusively
     borrowed or empty. For the hot paths whose output is not ``t``'s shape (full and
     axis reductions, transposes)."""
-    cdef object st = t._st
+    return _shaped(kernel, t._st, out_shape, n_out, out_dt, eng, arg)
+
+
+cdef object _shaped(
+    object kernel, object st, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object arg
+):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(st)
@@ -453,3 +459,27 @@ cpdef object elementwise1(object kernel, object x, object allowed, object curren
             return None
         return _unary(kernel, st, x._shape, x._strides, dt, current())
     return None
+
+
+cpdef object full(object kernel, object x, object fast, object eng, object arg):
+    """``kernel(flat, out, arg)`` into a one-element pooled tensor of rank 0, for a plain
+    host tensor or a C-ordered view (`_c_source`) of a dtype in ``fast``; None
+    otherwise, or for an empty or exclusively borrowed buffer. A full reduction reads
+    every element in memory order, which for a C-ordered view is its row-major order
+    (numpy's own order for a C-contiguous array)."""
+    cdef object c = x.__class__
+    cdef object st
+    if c is Tensor:
+        st = x._st
+        if st.__class__ is not HostBuffer:
+            return None
+    elif c is TensorView:
+        st = _c_source(x)
+        if st is None:
+            return None
+    else:
+        return None
+    cdef object dt = x._dtype
+    if dt not in fast:
+        return None
+    return _shaped(kernel, st, (), 1, dt, eng, arg)

@@ -109,14 +109,18 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    if dtype is None and axis is None and not keepdims:
+        # The engine's full-reduction hot path (owners and C-ordered views): float
+        # dtypes keep their dtype, as the standard's sum does.
+        r = full_reduction("reduce_sum", x, _FLOATING)
+        if r is not None:
+            return r
     hit = _mirrored(op, x, axis)
     if hit is not None:
         return unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
     if dtype is None:
         if axis is None and not keepdims:
-            # The engine's full-reduction hot path: float dtypes keep their dtype, as
-            # the standard's sum does.
-            r = full_reduction("reduce_sum", x, _FLOATING)
+            r = None  # tried above
         else:
             r = axes_reduction("reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims)
         if r is not None:
