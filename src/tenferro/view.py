@@ -418,8 +418,11 @@ class TensorView(_ViewBase):
         # INVARIANT: every view holds the root itself (never a dtype view of it), so
         # each live view is exactly one alias in the root's reference count; a fresh
         # view takes the root before anything derived from it exists.
+        root = self._base
+        if root is None:
+            root = self._root("TensorView._derive")
         return TensorView._make(
-            self._root("TensorView._derive"),
+            root,
             dtype or self._dtype,
             shape,
             strides,

@@ -1,10 +1,11 @@
 """Type stubs of the compiled per-operation protocol (engine/_core.pyx)."""
 
-from collections.abc import Callable, Container
+from collections.abc import Container
 from typing import Any
 
 from ..dtype import DType
 from ..tensor import Tensor
+from ..view import TensorView
 
 def pooled(
     shape: tuple[int, ...], dtype: DType, owner: Any, flat: Any, recycler: Any
@@ -44,15 +45,12 @@ def shapedn(
     arg: Any,
 ) -> Tensor | None: ...
 def pinned(body: Any, st: Any, args: tuple[Any, ...]) -> Any: ...
+def current() -> Any: ...
 def elementwise2(
-    kernel: Any,
-    x1: Any,
-    x2: Any,
-    allowed: Container[DType],
-    out_bool: bool,
-    current: Callable[[], Any],
+    kernel: Any, x1: Any, x2: Any, allowed: Container[DType], out_bool: bool
 ) -> Any: ...
-def elementwise1(
-    kernel: Any, x: Any, allowed: Container[DType], current: Callable[[], Any]
-) -> Any: ...
+def elementwise1(kernel: Any, x: Any, allowed: Container[DType]) -> Any: ...
 def full(kernel: Any, x: Any, fast: Container[DType], eng: Any, arg: Any) -> Tensor | None: ...
+def view_of(
+    t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = ...
+) -> TensorView: ...

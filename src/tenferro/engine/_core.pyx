@@ -32,11 +32,15 @@ functions that read the counts later; this module reads no reference counts.
 
 from tenferro.dtype import _NUMPY, DType
 from tenferro.storage import host as _host
-from tenferro.storage.host import HostBuffer
+from tenferro.storage.host import HostBuffer, shared_refusal
 from tenferro.tensor import Tensor
 from tenferro.view import TensorView
 
 cdef object _new = object.__new__
+# The calling thread's engine state (`engine.cpu._state`) and `default_engine`, looked
+# up on first use: engine/cpu.py imports the modules that import this one.
+cdef object _state = None
+cdef object _default_engine = None
 cdef list _reading = _host.reading
 cdef dict _numpy_of = _NUMPY
 cdef object _BOOL = DType.BOOL
@@ -349,6 +353,19 @@ cpdef object pinned(object body, object st, tuple args):
 
 
 # ---------------------------------------------------------------------- namespace entries
+cpdef object current():
+    """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
+    global _state, _default_engine
+    if _state is None:
+        from tenferro.engine import cpu
+        _default_engine = cpu.default_engine
+        _state = cpu._state
+    cdef object eng = _state.current
+    if eng is None:
+        return _default_engine()
+    return eng
+
+
 # The namespace's elementwise functions (`namespace._adapter.binary_function`,
 # `unary_function`) call these first: every check that picks the hot path, and the
 # protocol itself, in one compiled call. None means "not a hot-path case" (or an
@@ -366,8 +383,7 @@ cdef inline bint _weak_scalar(object value):
 
 
 cdef object _with_scalar(
-    object kernel, object x, object value, bint first, object allowed, bint out_bool,
-    object current
+    object kernel, object x, object value, bint first, object allowed, bint out_bool
 ):
     cdef object dt = x._dtype
     if not (dt is _F64 or dt is _C64) or dt not in allowed or not _weak_scalar(value):
@@ -385,13 +401,12 @@ cdef object _with_scalar(
     return _scalar(kernel, st, value, first, x._shape, x._strides, out_dt, current())
 
 
-cpdef object elementwise2(
-    object kernel, object x1, object x2, object allowed, bint out_bool, object current
-):
+cpdef object elementwise2(object kernel, object x1, object x2, object allowed, bint out_bool):
     """``kernel(a, b, out)`` for two plain host tensors, or two C-ordered views, of one
     shape and one ``allowed`` dtype; or for one of them (F64 or C64) with a Python
     float or exactly representable int (``first``: the scalar is the left operand).
-    The engine is ``current()``, asked only on the hot path. None otherwise."""
+    The engine is the calling thread's (`current`), asked only on the hot path. None
+    otherwise."""
     cdef object c1 = x1.__class__
     cdef object c2 = x2.__class__
     cdef object dt, sa, sb
@@ -413,7 +428,7 @@ cpdef object elementwise2(
                 )
             return None
         if c2 is float or c2 is int:
-            return _with_scalar(kernel, x1, x2, False, allowed, out_bool, current)
+            return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
         return None
     if c1 is TensorView:
         if c2 is TensorView:
@@ -431,14 +446,14 @@ cpdef object elementwise2(
                 kernel, sa, sb, x1._shape, x1._strides, _BOOL if out_bool else dt, current()
             )
         if c2 is float or c2 is int:
-            return _with_scalar(kernel, x1, x2, False, allowed, out_bool, current)
+            return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
         return None
     if (c1 is float or c1 is int) and (c2 is Tensor or c2 is TensorView):
-        return _with_scalar(kernel, x2, x1, True, allowed, out_bool, current)
+        return _with_scalar(kernel, x2, x1, True, allowed, out_bool)
     return None
 
 
-cpdef object elementwise1(object kernel, object x, object allowed, object current):
+cpdef object elementwise1(object kernel, object x, object allowed):
     """``kernel(a, out)`` (same dtype) for a plain host tensor or a C-ordered view of an
     ``allowed`` dtype; None otherwise (see `elementwise2`)."""
     cdef object c = x.__class__
@@ -483,3 +498,38 @@ cpdef object full(object kernel, object x, object fast, object eng, object arg):
     if dt not in fast:
         return None
     return _shaped(kernel, st, (), 1, dt, eng, arg)
+
+
+# ---------------------------------------------------------------------- views
+cpdef object view_of(object t, object shape, object strides, object offset=0):
+    """A view of owner ``t``'s buffer with this layout (in elements; the caller checked
+    that it stays inside ``t``). Ownership: **borrows**, refused while ``t`` is
+    exclusively borrowed, as `Tensor.as_view`: the writer check comes before the view
+    exists and again after (the view holds the root, a counted alias, from the moment
+    it exists; a writer that claimed the buffer meanwhile refuses it)."""
+    cdef str op = "Tensor.as_view"
+    cdef object st = t._st
+    cdef object buf, start, root
+    if st.__class__ is HostBuffer:
+        buf = st
+        start = 0
+    else:
+        buf, start = t._resolve(op)
+    if buf.exclusive is not None:
+        buf.check_shared(op)
+    root = buf._root
+    if root is None:
+        root = buf.read_root()
+    cdef object v = _new(TensorView)
+    v._base = root
+    v._dtype = t._dtype
+    v._shape = shape
+    v._strides = strides
+    v._offset = offset + start if start else offset
+    v._source = st
+    root = None
+    cdef object holder = buf.exclusive
+    if holder is not None:
+        v = None
+        raise shared_refusal(op, holder)
+    return v

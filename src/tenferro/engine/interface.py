@@ -30,12 +30,21 @@ import numpy as np
 
 from ..dtype import DType
 from ..layout import col_major_strides, row_major_strides
-from ..storage.host import HostBuffer, shared_refusal
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
-from . import cpu as _cpu
-from ._core import binary, elementwise1, elementwise2, pinned, scalar, shaped, unary
-from .cpu import CpuEngine, default_engine
+from ._core import (
+    binary,
+    elementwise1,
+    elementwise2,
+    pinned,
+    scalar,
+    shaped,
+    unary,
+    view_of,
+)
+from ._core import current as _core_current
+from .cpu import CpuEngine
 from .einsum import plan_for
 
 __all__ = [
@@ -59,13 +68,11 @@ __all__ = [
 ]
 
 Shape = tuple[int, ...]
+
+#: The calling thread's current engine: ``with eng:``'s, else `default_engine()`
+#: (compiled: every namespace call asks for it).
+current: Callable[[], CpuEngine] = _core_current
 Array = np.ndarray[Any, Any]
-
-
-def current() -> CpuEngine:
-    """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
-    eng = _cpu._state.current
-    return eng if eng is not None else default_engine()
 
 
 def run(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
@@ -109,23 +116,6 @@ def c_view(t: Any) -> Any:
         return t
     st = t._st
     return TensorView._make(st.read_root(), t._dtype, shape, row_major_strides(shape), 0, st)
-
-
-def view_of(t: Tensor, shape: Shape, strides: Shape, offset: int = 0) -> TensorView:
-    """A view of owner ``t``'s buffer with this layout (in elements; the caller checked
-    that it stays inside ``t``). Ownership: **borrows**, refused while ``t`` is
-    exclusively borrowed, as `Tensor.as_view`."""
-    op = "Tensor.as_view"
-    st = t._st
-    buf, start = (st, 0) if st.__class__ is HostBuffer else t._resolve(op)
-    if buf.exclusive is not None:
-        buf.check_shared(op)
-    view = TensorView._make(buf.read_root(), t._dtype, shape, strides, start + offset, st)
-    holder = buf.exclusive
-    if holder is not None:
-        del view
-        raise shared_refusal(op, holder)
-    return view
 
 
 def full_reduction(name: str, x: Any, fast: tuple[DType, ...]) -> Tensor | None:

@@ -263,7 +263,7 @@ def binary_function(
 
     def fn(x1: Any, x2: Any, /) -> Any:
         try:
-            r = _elementwise2(call, x1, x2, allowed, out_bool, _current)
+            r = _elementwise2(call, x1, x2, allowed, out_bool)
         except BaseException as exc:
             raise _typed(ufunc, exc) from None
         if r is not None:
@@ -286,7 +286,7 @@ def unary_function(
     """
 
     def fn(x: Any, /) -> Any:
-        r = _elementwise1(ufunc, x, allowed, _current)
+        r = _elementwise1(ufunc, x, allowed)
         if r is not None:
             return r
         return general(x)
