@@ -30,6 +30,8 @@ baselines) stays in `storage/host.py`, measured at import with the very
 functions that read the counts later; this module reads no reference counts.
 """
 
+from tenferro.storage._fields cimport BufferFields
+
 from tenferro.dtype import _NUMPY, DType
 from tenferro.storage import host as _host
 from tenferro.storage.host import HostBuffer, shared_refusal
@@ -52,7 +54,8 @@ cdef object _NEG_EXACT_INT = -2**53
 
 
 cdef inline object _buffer(object owner, object flat, object recycler):
-    cdef object st = _new(HostBuffer)
+    # A `HostBuffer` built with plain stores into its C fields (storage/_fields.pxd).
+    cdef BufferFields st = BufferFields.__new__(HostBuffer)
     st.owner = owner
     st.flat = flat
     st.recycler = recycler
@@ -160,7 +163,7 @@ cdef object _unary(
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, out_dt.numpy, n)
+        owner = _acquire(eng, _numpy_of[out_dt], n)
         flat = owner if len(owner) == n else owner[:n]
         # The operand holds exactly n elements: the kernel writes all of flat.
         kernel(fa, flat)
@@ -194,7 +197,7 @@ cdef object _binary(
             return None
         fa = sa.flat
         n = len(fa)
-        owner = _acquire(eng, out_dt.numpy, n)
+        owner = _acquire(eng, _numpy_of[out_dt], n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
         kernel(fa, sb.flat, flat)
@@ -227,7 +230,7 @@ cdef object _scalar(
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, out_dt.numpy, n)
+        owner = _acquire(eng, _numpy_of[out_dt], n)
         flat = owner if len(owner) == n else owner[:n]
         # The scalar broadcasts over n elements: the kernel writes all of flat.
         if first:
@@ -265,7 +268,7 @@ cdef object _shaped(
         fa = st.flat
         if st.exclusive is not None or not len(fa):
             return None
-        owner = _acquire(eng, out_dt.numpy, n_out)
+        owner = _acquire(eng, _numpy_of[out_dt], n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(fa, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -294,7 +297,7 @@ cpdef object shaped2(
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        owner = _acquire(eng, out_dt.numpy, n_out, kept)
+        owner = _acquire(eng, _numpy_of[out_dt], n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -322,7 +325,7 @@ cpdef object shapedn(
         for st in pin:
             if st.exclusive is not None:
                 return None
-        owner = _acquire(eng, out_dt.numpy, n_out)
+        owner = _acquire(eng, _numpy_of[out_dt], n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(tuple([st.flat for st in pin]), flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
