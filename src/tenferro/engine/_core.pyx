@@ -39,8 +39,8 @@ from tenferro.tensor import Tensor
 from tenferro.view import TensorView
 
 cdef object _new = object.__new__
-# The calling thread's engine state (`engine.cpu._state`) and `default_engine`, looked
-# up on first use: engine/cpu.py imports the modules that import this one.
+# The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
+# by engine/cpu.py (`bind_current`): it imports the modules that import this one.
 cdef object _state = None
 cdef object _default_engine = None
 cdef list _reading = _host.reading
@@ -356,13 +356,16 @@ cpdef object pinned(object body, object st, tuple args):
 
 
 # ---------------------------------------------------------------------- namespace entries
+def bind_current(object state, object default_engine):
+    """Called once by engine/cpu.py: the thread state (``state.current``: the engine of
+    the innermost ``with eng:``, or None) and `default_engine` that `current` reads."""
+    global _state, _default_engine
+    _state = state
+    _default_engine = default_engine
+
+
 cpdef object current():
     """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
-    global _state, _default_engine
-    if _state is None:
-        from tenferro.engine import cpu
-        _default_engine = cpu.default_engine
-        _state = cpu._state
     cdef object eng = _state.current
     if eng is None:
         return _default_engine()
