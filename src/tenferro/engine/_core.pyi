@@ -4,6 +4,7 @@ from collections.abc import Container
 from typing import Any
 
 from ..dtype import DType
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
 
@@ -55,3 +56,4 @@ def full(kernel: Any, x: Any, fast: Container[DType], eng: Any, arg: Any) -> Ten
 def view_of(
     t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = ...
 ) -> TensorView: ...
+def c_source(x: Any) -> HostBuffer | None: ...

@@ -100,6 +100,13 @@ cdef inline object _result(
     return v
 
 
+cpdef object c_source(object x):
+    """`_c_source` of a `TensorView` ``x``; None for anything else."""
+    if x.__class__ is not TensorView:
+        return None
+    return _c_source(x)
+
+
 cdef object _c_source(object x):
     """The `HostBuffer` of the `TensorView` ``x`` when ``x`` is the C-ordered view of
     all of it (compact row-major, offset 0, rank >= 2, of the buffer's own dtype: what

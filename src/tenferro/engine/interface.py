@@ -12,6 +12,8 @@ checks it):
   column-major owner);
 * `view_of`: a view of an owner's buffer with a given layout (borrows);
 * `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
+* `c_source`: the buffer a C-ordered view covers whole, in row-major order (or
+  None): the test every C-ordered hot path makes;
 * `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
 * `unary`, `binary`, `scalar`, `shaped`, `pinned`: the compiled per-operation
   protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
@@ -35,6 +37,7 @@ from ..tensor import Tensor
 from ..view import TensorView
 from ._core import (
     binary,
+    c_source,
     elementwise1,
     elementwise2,
     pinned,
@@ -50,6 +53,7 @@ from .einsum import plan_for
 __all__ = [
     "axes_reduction",
     "binary",
+    "c_source",
     "c_view",
     "current",
     "einsum_plan",

@@ -26,7 +26,7 @@ from ..engine import CpuEngine
 from ..engine import interface as _interface
 from ..engine._base import Reads
 from ..errors import ValidationError
-from ..layout import col_major_strides, row_major_strides, shape_size
+from ..layout import col_major_strides, shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
@@ -116,27 +116,21 @@ def mirror(x: Any) -> Tensor | None:
     """The column-major owner a C-ordered view is the reversed view of, or None.
 
     ``x`` must be a `TensorView` that covers its whole host buffer in compact
-    row-major order (what `asarray` makes of a C-contiguous numpy array, and what
-    every C-ordered namespace result is). The tensor returned shares the view's
-    buffer and is an *operand only*: it is never handed out, so it moves nothing
-    and owns nothing (it has no ``__del__``; the buffer's own lifetime is the
-    view's). Engine calls on it pin and check the buffer as for any tensor.
+    row-major order (`engine.interface.c_source`: what `asarray` makes of a
+    C-contiguous numpy array, and what every C-ordered namespace result is). The
+    tensor returned shares the view's buffer and is an *operand only*: it is
+    never handed out, so it moves nothing and owns nothing (it has no
+    ``__del__``; the buffer's own lifetime is the view's). Engine calls on it pin
+    and check the buffer as for any tensor.
     """
-    src = x._source
-    if src.__class__ is not HostBuffer or x._offset:
-        return None
-    shape = x._shape
-    if len(shape) < 2 or x._strides != row_major_strides(shape):
-        return None
-    flat = src.flat
-    want = x._dtype.numpy
-    if len(flat) != shape_size(shape) or (flat.dtype is not want and flat.dtype != want):
+    src = _c_source(x)
+    if src is None:
         return None
     # A fresh result view takes its root now: the operand may be borrowed into views
     # (an engine call's own), and those must never be the buffer's only counted alias
     # while this view, which sees the same memory, lives.
     x._root("mirror")
-    return Tensor._wrap(shape[::-1], x._dtype, src)
+    return Tensor._wrap(x._shape[::-1], x._dtype, src)
 
 
 unmirror = _interface.c_view
@@ -226,6 +220,7 @@ def engine() -> CpuEngine:
 _engine = engine
 _current = _interface.current
 _elementwise1 = _interface.elementwise1
+_c_source = _interface.c_source
 _elementwise2 = _interface.elementwise2
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..dtype import DType
 from ..engine.interface import axes_reduction, full_reduction
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
+from ..layout import quick_axes
 from ..view import TensorView
 from ._adapter import Result, compute, compute_into, emit, mirror, unmirror
 from ._core import (
@@ -45,7 +46,8 @@ def _mirrored(op: str, x: Any, axis: Any) -> tuple[Any, Any] | None:
     if axis is None:
         return m, None
     last = len(m._shape) - 1
-    axes = axes_tuple(axis, last + 1, op)
+    # One int or a tuple of ints (the common case), else the full check and its error.
+    axes = quick_axes(axis, last + 1) or axes_tuple(axis, last + 1, op)
     assert axes is not None
     return m, tuple(last - i for i in axes)
 
