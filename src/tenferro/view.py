@@ -44,6 +44,8 @@ __all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal", "ufunc_on_borrows"
 
 Shape = tuple[int, ...]
 
+_new = object.__new__
+
 #: Entries a layout cache of this module (byte strides, reshapes) holds before it is
 #: cleared: every layout a program reuses, bounded for one that makes new ones.
 _CACHE_ENTRIES = 4096
@@ -421,14 +423,16 @@ class TensorView(_ViewBase):
         root = self._base
         if root is None:
             root = self._root("TensorView._derive")
-        return TensorView._make(
-            root,
-            dtype or self._dtype,
-            shape,
-            strides,
-            offset,
-            self._source,
-        )
+        # `_make`'s body, inlined: every view transform and basic index derives a view,
+        # and a classmethod call costs as much as the rest of the derivation.
+        v = _new(TensorView)
+        v._base = root  # holding the root makes this view a counted alias
+        v._dtype = dtype or self._dtype
+        v._shape = shape
+        v._strides = strides
+        v._offset = offset
+        v._source = self._source
+        return v
 
     def _write_exclusive(self, op: str, fn: Any) -> None:
         """Call ``fn(arr)`` with a writable array of this view's elements under an
