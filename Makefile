@@ -38,4 +38,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
-	find src -name '*.so' -delete -o -name '_core.c' -delete
+	find src -name '*.so' -delete -o -name '_core.c' -delete -o -name '_fields.c' -delete

@@ -19,6 +19,11 @@ named copies tenferro made (``tfr.copy_stats()``); cotengra ``tree.contract``
 of a 4x4 PEPS-like network and quimb ``MPS.compress`` (L=16, D=32 -> 12) on
 tenferro arrays against the same client on numpy arrays.
 
+Small rows also time, on the same data, the floor of any Python wrapper (`FloorArray`:
+one slot, each operator one numpy call and one wrap) and array-api-strict's
+``Array``, each as a ratio to numpy: how close tenferro is to what a Python-level
+wrapper over numpy can cost at all.
+
 BLAS runs on one thread for both sides (threadpoolctl), so the ratios compare
 per-call overheads and memory order, not thread scheduling.
 """
@@ -37,13 +42,79 @@ from threadpoolctl import threadpool_limits
 import tenferro as tfr
 from tenferro.bench.harness import CaseResult, Target, format_ratio, time_case
 
-Row = tuple[str, Callable[[], Any], Callable[[], Any], int, float]
+#: (name, tenferro call, numpy call, calls per sample, target, other contenders: the
+#: floor wrapper and array-api-strict on the same data, where the row has them).
+Row = tuple[
+    str, Callable[[], Any], Callable[[], Any], int, float, list[tuple[str, Callable[[], Any]]]
+]
 
 
 def _pair(
-    name: str, ours: Callable[[], Any], theirs: Callable[[], Any], inner: int, target: float
+    name: str,
+    ours: Callable[[], Any],
+    theirs: Callable[[], Any],
+    inner: int,
+    target: float,
+    extra: list[tuple[str, Callable[[], Any]]] | None = None,
 ) -> Row:
-    return (name, ours, theirs, inner, target)
+    return (name, ours, theirs, inner, target, extra or [])
+
+
+# ---------------------------------------------------------------------- the floor
+_new = object.__new__
+
+
+class FloorArray:
+    """The cheapest Python-level array wrapper over numpy this benchmark knows: one
+    slot, each operator one numpy call and one wrap (no checks, no ownership, no
+    memory order of its own). Its ratio to numpy is the floor any Python wrapper
+    pays per call; tenferro's distance to it is tenferro's own cost."""
+
+    __slots__ = ("a",)
+    a: Any
+
+    def __add__(self, other: Any) -> FloorArray:
+        return _floor(np.add(self.a, other.a if other.__class__ is FloorArray else other))
+
+    def __mul__(self, other: Any) -> FloorArray:
+        return _floor(np.multiply(self.a, other.a if other.__class__ is FloorArray else other))
+
+    def __matmul__(self, other: FloorArray) -> FloorArray:
+        return _floor(np.matmul(self.a, other.a))
+
+    def __getitem__(self, key: Any) -> FloorArray:
+        return _floor(self.a[key])
+
+
+def _floor(a: Any) -> FloorArray:
+    w = _new(FloorArray)
+    w.a = a
+    return w
+
+
+def floor_exp(x: FloorArray) -> FloorArray:
+    return _floor(np.exp(x.a))
+
+
+def floor_sum(x: FloorArray) -> FloorArray:
+    return _floor(np.sum(x.a))
+
+
+def floor_reshape(x: FloorArray, shape: tuple[int, ...]) -> FloorArray:
+    return _floor(np.reshape(x.a, shape))
+
+
+def floor_tensordot(x: FloorArray, y: FloorArray, axes: int) -> FloorArray:
+    return _floor(np.tensordot(x.a, y.a, axes=axes))
+
+
+def _strict() -> Any:
+    """array-api-strict (the test extra installs it), or None."""
+    try:
+        import array_api_strict
+    except ImportError:  # pragma: no cover
+        return None
+    return array_api_strict
 
 
 def large_rows(rng: np.random.Generator) -> list[Row]:
@@ -67,11 +138,26 @@ def large_rows(rng: np.random.Generator) -> list[Row]:
 
 def small_rows(rng: np.random.Generator) -> list[Row]:
     rows: list[Row] = []
+    xps = _strict()
     for kind, order in (("owner", "F"), ("C view", "C")):
         a_np = np.array(rng.random((4, 4)), order=order)
         b_np = np.array(rng.random((4, 4)), order=order)
         a = tfr.asarray(a_np.copy(order=order))
         b = tfr.asarray(b_np.copy(order=order))
+        # The floor wrapper and array-api-strict over arrays of the same memory order.
+        fa, fb = _floor(a_np.copy(order=order)), _floor(b_np.copy(order=order))
+        sa = sb = None
+        if xps is not None:
+            sa, sb = xps.asarray(a_np.copy(order=order)), xps.asarray(b_np.copy(order=order))
+
+        def extra(
+            floor: Callable[[], Any], strict: Callable[[], Any] | None
+        ) -> list[tuple[str, Callable[[], Any]]]:
+            out = [("floor", floor)]
+            if xps is not None and strict is not None:
+                out.append(("strict", strict))
+            return out
+
         inner = 200
         rows += [
             _pair(
@@ -80,13 +166,31 @@ def small_rows(rng: np.random.Generator) -> list[Row]:
                 lambda x=a_np, y=b_np: x + y,
                 inner,
                 1.5,
-            ),
-            _pair(f"4x4 {kind}  a * 2.0", lambda a=a: a * 2.0, lambda x=a_np: x * 2.0, inner, 1.5),
-            _pair(
-                f"4x4 {kind}  exp(a)", lambda a=a: tfr.exp(a), lambda x=a_np: np.exp(x), inner, 1.5
+                extra(lambda x=fa, y=fb: x + y, lambda x=sa, y=sb: x + y),
             ),
             _pair(
-                f"4x4 {kind}  sum(a)", lambda a=a: tfr.sum(a), lambda x=a_np: np.sum(x), inner, 1.5
+                f"4x4 {kind}  a * 2.0",
+                lambda a=a: a * 2.0,
+                lambda x=a_np: x * 2.0,
+                inner,
+                1.5,
+                extra(lambda x=fa: x * 2.0, lambda x=sa: x * 2.0),
+            ),
+            _pair(
+                f"4x4 {kind}  exp(a)",
+                lambda a=a: tfr.exp(a),
+                lambda x=a_np: np.exp(x),
+                inner,
+                1.5,
+                extra(lambda x=fa: floor_exp(x), lambda x=sa: xps.exp(x)),
+            ),
+            _pair(
+                f"4x4 {kind}  sum(a)",
+                lambda a=a: tfr.sum(a),
+                lambda x=a_np: np.sum(x),
+                inner,
+                1.5,
+                extra(lambda x=fa: floor_sum(x), lambda x=sa: xps.sum(x)),
             ),
             _pair(
                 f"4x4 {kind}  a @ b",
@@ -94,14 +198,23 @@ def small_rows(rng: np.random.Generator) -> list[Row]:
                 lambda x=a_np, y=b_np: x @ y,
                 inner,
                 1.5,
+                extra(lambda x=fa, y=fb: x @ y, lambda x=sa, y=sb: x @ y),
             ),
-            _pair(f"4x4 {kind}  x[1]", lambda a=a: a[1], lambda x=a_np: x[1], inner, 1.5),
+            _pair(
+                f"4x4 {kind}  x[1]",
+                lambda a=a: a[1],
+                lambda x=a_np: x[1],
+                inner,
+                1.5,
+                extra(lambda x=fa: x[1], lambda x=sa: x[1, ...]),  # strict insists on the ellipsis
+            ),
             _pair(
                 f"4x4 {kind}  reshape(a, (16,))",
                 lambda a=a: tfr.reshape(a, (16,)),
                 lambda x=a_np: np.reshape(x, (16,)),
                 inner,
                 1.5,
+                extra(lambda x=fa: floor_reshape(x, (16,)), lambda x=sa: xps.reshape(x, (16,))),
             ),
         ]
         if kind == "C view":
@@ -112,6 +225,10 @@ def small_rows(rng: np.random.Generator) -> list[Row]:
                     lambda x=a_np, y=b_np: np.tensordot(x, y, axes=1),
                     inner,
                     2.0,
+                    extra(
+                        lambda x=fa, y=fb: floor_tensordot(x, y, 1),
+                        lambda x=sa, y=sb: xps.tensordot(x, y, axes=1),
+                    ),
                 )
             )
     return rows
@@ -271,12 +388,12 @@ def run(quick: bool, repeats: int) -> tuple[list[CaseResult], dict[str, int]]:
     m_rows, copies = mps_rows(rng, 16, 32)
     rows += m_rows + client_rows(rng)
     results = []
-    for name, ours, theirs, inner, target in rows:
+    for name, ours, theirs, inner, target, extra in rows:
         n_inner = max(1, inner // 10) if quick else inner
         results.append(
             time_case(
                 name,
-                [("tenferro", ours), ("numpy", theirs)],
+                [("tenferro", ours), ("numpy", theirs), *extra],
                 group="clients",
                 repeats=repeats,
                 inner=n_inner,
@@ -288,22 +405,30 @@ def run(quick: bool, repeats: int) -> tuple[list[CaseResult], dict[str, int]]:
 
 def table(results: list[CaseResult], copies: dict[str, int]) -> str:
     lines = [
-        "| call | tenferro | numpy | ratio (IQR) | target |",
-        "|---|---|---|---|---|",
+        "| call | tenferro | numpy | ratio (IQR) | target | floor wrapper / numpy (IQR) "
+        "| array-api-strict / numpy (IQR) |",
+        "|---|---|---|---|---|---|---|",
     ]
+
+    def ratio_of(r: CaseResult, who: str) -> str:
+        if who not in r.medians:
+            return ""
+        spread = r.ratio_spread(who, "numpy")
+        iqr = f" ({spread[0]:.2f}-{spread[1]:.2f})" if spread else ""
+        return f"{format_ratio(r.ratio(who, 'numpy'))}{iqr}"
+
     for r in results:
         ratio = r.ratio("tenferro", "numpy")
-        spread = r.ratio_spread("tenferro", "numpy")
-        iqr = f" ({spread[0]:.2f}-{spread[1]:.2f})" if spread else ""
         tgt = r.targets[0].max_ratio
         us = {k: f"{v * 1e6:.1f} us" for k, v in r.medians.items()}
         lines.append(
-            f"| {r.name} | {us['tenferro']} | {us['numpy']} | {format_ratio(ratio)}{iqr} | "
-            f"<= {tgt:g} {'met' if ratio <= tgt else 'MISSED'} |"
+            f"| {r.name} | {us['tenferro']} | {us['numpy']} | {ratio_of(r, 'tenferro')} | "
+            f"<= {tgt:g} {'met' if ratio <= tgt else 'MISSED'} | {ratio_of(r, 'floor')} | "
+            f"{ratio_of(r, 'strict')} |"
         )
     lines.append(
         "| MPS sweeps: named copies (norm / QR / SVD) | "
-        f"{copies['norm']} / {copies['qr']} / {copies['svd']} | 0 | | 0 |"
+        f"{copies['norm']} / {copies['qr']} / {copies['svd']} | 0 | | 0 | | |"
     )
     return "\n".join(lines)
 

@@ -44,6 +44,8 @@ __all__ = ["TensorView", "TensorViewMut", "ufunc_at_refusal", "ufunc_on_borrows"
 
 Shape = tuple[int, ...]
 
+_new = object.__new__
+
 #: Entries a layout cache of this module (byte strides, reshapes) holds before it is
 #: cleared: every layout a program reuses, bounded for one that makes new ones.
 _CACHE_ENTRIES = 4096
@@ -378,7 +380,12 @@ class TensorView(_ViewBase):
 
     __slots__ = ("_base",)
     _kind = "TensorView"
-    _base: np.ndarray[Any, Any]
+    #: The buffer's read root, or None for a *fresh* result view that nothing has read
+    #: yet (`engine._core`'s C-ordered paths): its buffer then has no root at all, and
+    #: the view is the only object that holds the buffer, so there is no other alias
+    #: to count. Every use of the memory goes through `_root`, which takes the root
+    #: first: from then on the view is a counted alias as any other.
+    _base: np.ndarray[Any, Any] | None
 
     @classmethod
     def _make(
@@ -400,16 +407,32 @@ class TensorView(_ViewBase):
         return v
 
     def _root(self, op: str) -> np.ndarray[Any, Any]:
-        return self._base
+        root = self._base
+        if root is None:
+            # A fresh result read (or derived from) for the first time: the buffer's
+            # one root (`HostBuffer.read_root` makes it once, under its lock).
+            root = self._base = self._source.read_root()
+        return root
 
     def _derive(
         self, shape: Shape, strides: Shape, offset: int, dtype: DType | None = None
     ) -> TensorView:
         # INVARIANT: every view holds the root itself (never a dtype view of it), so
-        # each live view is exactly one alias in the root's reference count.
-        return TensorView._make(
-            self._base, dtype or self._dtype, shape, strides, offset, self._source
-        )
+        # each live view is exactly one alias in the root's reference count; a fresh
+        # view takes the root before anything derived from it exists.
+        root = self._base
+        if root is None:
+            root = self._root("TensorView._derive")
+        # `_make`'s body, inlined: every view transform and basic index derives a view,
+        # and a classmethod call costs as much as the rest of the derivation.
+        v = _new(TensorView)
+        v._base = root  # holding the root makes this view a counted alias
+        v._dtype = dtype or self._dtype
+        v._shape = shape
+        v._strides = strides
+        v._offset = offset
+        v._source = self._source
+        return v
 
     def _write_exclusive(self, op: str, fn: Any) -> None:
         """Call ``fn(arr)`` with a writable array of this view's elements under an
@@ -442,7 +465,7 @@ class TensorView(_ViewBase):
         # alias, the root this view holds (every view holds the buffer's one root,
         # never a view of it), is the writer's own. Every other live alias refuses the
         # write, and a reader racing with it is refused by the `exclusive` flag.
-        own = 1 if self._base is src.read_root() else 0
+        own = 1 if self._root(op) is src.read_root() else 0
         borrow = ExclusiveBorrow(src, op, own_aliases=own)
         arr: Any = None
         try:

@@ -30,17 +30,32 @@ baselines) stays in `storage/host.py`, measured at import with the very
 functions that read the counts later; this module reads no reference counts.
 """
 
+from tenferro.storage._fields cimport BufferFields
+
+from tenferro.dtype import _NUMPY, DType
 from tenferro.storage import host as _host
-from tenferro.storage.host import HostBuffer
+from tenferro.storage.host import HostBuffer, shared_refusal
 from tenferro.tensor import Tensor
+from tenferro.view import TensorView
 
 cdef object _new = object.__new__
+# The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
+# by engine/cpu.py (`bind_current`): it imports the modules that import this one.
+cdef object _state = None
+cdef object _default_engine = None
 cdef list _reading = _host.reading
+cdef dict _numpy_of = _NUMPY
+cdef object _BOOL = DType.BOOL
+cdef object _F64 = DType.F64
+cdef object _C64 = DType.C64
+#: Python ints up to this magnitude convert to float64 exactly.
+cdef object _EXACT_INT = 2**53
+cdef object _NEG_EXACT_INT = -2**53
 
 
-cpdef object pooled(tuple shape, object dtype, object owner, object flat, object recycler):
-    """A tensor over a fully written pooled buffer (`tensor._pooled`'s fields)."""
-    cdef object st = _new(HostBuffer)
+cdef inline object _buffer(object owner, object flat, object recycler):
+    # A `HostBuffer` built with plain stores into its C fields (storage/_fields.pxd).
+    cdef BufferFields st = BufferFields.__new__(HostBuffer)
     st.owner = owner
     st.flat = flat
     st.recycler = recycler
@@ -49,12 +64,79 @@ cpdef object pooled(tuple shape, object dtype, object owner, object flat, object
     st._stale = None
     st.exclusive = None
     st.failed_read = False
+    return st
+
+
+cpdef object pooled(tuple shape, object dtype, object owner, object flat, object recycler):
+    """A tensor over a fully written pooled buffer (`tensor._pooled`'s fields)."""
     cdef object t = _new(Tensor)
     t._shape = shape
     t._dtype = dtype
-    t._st = st
+    t._st = _buffer(owner, flat, recycler)
     t._moved = None
     return t
+
+
+cdef inline object _result(
+    tuple shape, object strides, object dtype, object owner, object flat, object recycler
+):
+    """`pooled`'s tensor (``strides`` None), or the fresh C-ordered view of shape ``shape``
+    and row-major ``strides`` over a new pooled buffer.
+
+    The fresh view holds no root (``_base`` None, `TensorView._root`): nothing else
+    holds its buffer, so there is no alias to count, and the buffer, when the view
+    dies, goes back to the pool with no counting at all. The first read or
+    derivation takes the root, which makes the view a counted alias from then on.
+    """
+    if strides is None:
+        return pooled(shape, dtype, owner, flat, recycler)
+    cdef object v = _new(TensorView)
+    v._base = None
+    v._dtype = dtype
+    v._shape = shape
+    v._strides = strides
+    v._offset = 0
+    v._source = _buffer(owner, flat, recycler)
+    return v
+
+
+cpdef object c_source(object x):
+    """`_c_source` of a `TensorView` ``x``; None for anything else."""
+    if x.__class__ is not TensorView:
+        return None
+    return _c_source(x)
+
+
+cdef object _c_source(object x):
+    """The `HostBuffer` of the `TensorView` ``x`` when ``x`` is the C-ordered view of
+    all of it (compact row-major, offset 0, rank >= 2, of the buffer's own dtype: what
+    `asarray` makes of a C-contiguous array, and every C-ordered result); else None.
+
+    Such a view's elements, in row-major order, are the buffer's ``flat`` in memory
+    order, so an elementwise kernel on ``flat`` computes the view's result in C order.
+    """
+    cdef object src = x._source
+    if src.__class__ is not HostBuffer or x._offset != 0:
+        return None
+    cdef tuple shape = x._shape
+    cdef tuple strides = x._strides
+    cdef Py_ssize_t rank = len(shape)
+    if rank < 2:
+        return None
+    cdef Py_ssize_t acc = 1
+    cdef Py_ssize_t i
+    for i in range(rank - 1, -1, -1):
+        if <Py_ssize_t>strides[i] != acc:
+            return None
+        acc *= <Py_ssize_t>shape[i]
+    cdef object flat = src.flat
+    if len(flat) != acc:
+        return None
+    cdef object fd = flat.dtype
+    cdef object want = _numpy_of[x._dtype]
+    if fd is not want and fd != want:
+        return None
+    return src
 
 
 cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept=False):
@@ -73,7 +155,12 @@ cdef inline void _forget(object eng, object owner) except *:
 cpdef object unary(object kernel, object t, object out_dt, object eng):
     """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
     buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
-    cdef object st = t._st
+    return _unary(kernel, t._st, t._shape, None, out_dt, eng)
+
+
+cdef object _unary(
+    object kernel, object st, tuple shape, object strides, object out_dt, object eng
+):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
@@ -83,11 +170,11 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, out_dt.numpy, n)
+        owner = _acquire(eng, _numpy_of[out_dt], n)
         flat = owner if len(owner) == n else owner[:n]
         # The operand holds exactly n elements: the kernel writes all of flat.
         kernel(fa, flat)
-        return pooled(t._shape, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
@@ -100,8 +187,13 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
     """``kernel(a.flat, b.flat, out)`` into a pooled output of ``a``'s shape, or None when
     either buffer is exclusively borrowed. ``a`` and ``b`` are plain host tensors of one
     shape (the caller checked)."""
-    cdef object sa = a._st
-    cdef object sb = b._st
+    return _binary(kernel, a._st, b._st, a._shape, None, out_dt, eng)
+
+
+cdef object _binary(
+    object kernel, object sa, object sb, tuple shape, object strides, object out_dt,
+    object eng
+):
     cdef tuple pin = (sa, sb)
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
@@ -112,11 +204,11 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
             return None
         fa = sa.flat
         n = len(fa)
-        owner = _acquire(eng, out_dt.numpy, n)
+        owner = _acquire(eng, _numpy_of[out_dt], n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
         kernel(fa, sb.flat, flat)
-        return pooled(a._shape, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
     except BaseException:
         _forget(eng, owner)
         sa.failed_read = True
@@ -129,7 +221,13 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
 cpdef object scalar(object kernel, object t, object value, bint first, object out_dt, object eng):
     """``kernel(t.flat, value, out)`` (``kernel(value, t.flat, out)`` when ``first``) into a
     pooled output of ``t``'s shape, or None when ``t``'s buffer is exclusively borrowed."""
-    cdef object st = t._st
+    return _scalar(kernel, t._st, value, first, t._shape, None, out_dt, eng)
+
+
+cdef object _scalar(
+    object kernel, object st, object value, bint first, tuple shape, object strides,
+    object out_dt, object eng
+):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
@@ -139,14 +237,14 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, out_dt.numpy, n)
+        owner = _acquire(eng, _numpy_of[out_dt], n)
         flat = owner if len(owner) == n else owner[:n]
         # The scalar broadcasts over n elements: the kernel writes all of flat.
         if first:
             kernel(value, fa, flat)
         else:
             kernel(fa, value, flat)
-        return pooled(t._shape, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
@@ -163,7 +261,13 @@ cpdef object shaped(
     elements, which the kernel writes), or None when ``t``'s buffer is exclusively
     borrowed or empty. For the hot paths whose output is not ``t``'s shape (full and
     axis reductions, transposes)."""
-    cdef object st = t._st
+    return _shaped(kernel, t._st, out_shape, n_out, out_dt, eng, arg)
+
+
+cdef object _shaped(
+    object kernel, object st, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object arg
+):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     _reading.append(st)
@@ -171,7 +275,7 @@ cpdef object shaped(
         fa = st.flat
         if st.exclusive is not None or not len(fa):
             return None
-        owner = _acquire(eng, out_dt.numpy, n_out)
+        owner = _acquire(eng, _numpy_of[out_dt], n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(fa, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -200,7 +304,7 @@ cpdef object shaped2(
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        owner = _acquire(eng, out_dt.numpy, n_out, kept)
+        owner = _acquire(eng, _numpy_of[out_dt], n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -228,7 +332,7 @@ cpdef object shapedn(
         for st in pin:
             if st.exclusive is not None:
                 return None
-        owner = _acquire(eng, out_dt.numpy, n_out)
+        owner = _acquire(eng, _numpy_of[out_dt], n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(tuple([st.flat for st in pin]), flat, arg)
         return pooled(out_shape, out_dt, owner, flat, eng._recycler)
@@ -256,3 +360,189 @@ cpdef object pinned(object body, object st, tuple args):
         raise
     finally:
         _reading.remove(st)
+
+
+# ---------------------------------------------------------------------- namespace entries
+def bind_current(object state, object default_engine):
+    """Called once by engine/cpu.py: the thread state (``state.current``: the engine of
+    the innermost ``with eng:``, or None) and `default_engine` that `current` reads."""
+    global _state, _default_engine
+    _state = state
+    _default_engine = default_engine
+
+
+cpdef object current():
+    """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
+    cdef object eng = _state.current
+    if eng is None:
+        return _default_engine()
+    return eng
+
+
+# The namespace's elementwise functions (`namespace._adapter.binary_function`,
+# `unary_function`) call these first: every check that picks the hot path, and the
+# protocol itself, in one compiled call. None means "not a hot-path case" (or an
+# operand exclusively borrowed): the caller's general path handles it, and refuses
+# what it must with the typed error. Owners give owners; C-ordered views (`_c_source`)
+# give fresh C-ordered views (`_result`), computed on the buffers' memory as it lies.
+
+cdef inline bint _weak_scalar(object value):
+    """A Python float, or an int that float64 represents exactly (numpy reads it as
+    the array's dtype, the standard's weak scalar)."""
+    cdef object c = value.__class__
+    if c is float:
+        return True
+    return c is int and _NEG_EXACT_INT <= value <= _EXACT_INT
+
+
+cdef object _with_scalar(
+    object kernel, object x, object value, bint first, object allowed, bint out_bool
+):
+    cdef object dt = x._dtype
+    if not (dt is _F64 or dt is _C64) or dt not in allowed or not _weak_scalar(value):
+        return None
+    cdef object out_dt = _BOOL if out_bool else dt
+    cdef object st
+    if x.__class__ is Tensor:
+        st = x._st
+        if st.__class__ is not HostBuffer:
+            return None
+        return _scalar(kernel, st, value, first, x._shape, None, out_dt, current())
+    st = _c_source(x)
+    if st is None:
+        return None
+    return _scalar(kernel, st, value, first, x._shape, x._strides, out_dt, current())
+
+
+cpdef object elementwise2(object kernel, object x1, object x2, object allowed, bint out_bool):
+    """``kernel(a, b, out)`` for two plain host tensors, or two C-ordered views, of one
+    shape and one ``allowed`` dtype; or for one of them (F64 or C64) with a Python
+    float or exactly representable int (``first``: the scalar is the left operand).
+    The engine is the calling thread's (`current`), asked only on the hot path. None
+    otherwise."""
+    cdef object c1 = x1.__class__
+    cdef object c2 = x2.__class__
+    cdef object dt, sa, sb
+    if c1 is Tensor:
+        if c2 is Tensor:
+            sa = x1._st
+            sb = x2._st
+            dt = x1._dtype
+            if (
+                sa.__class__ is HostBuffer
+                and sb.__class__ is HostBuffer
+                and dt is x2._dtype
+                and dt in allowed
+                and x1._shape == x2._shape
+            ):
+                # Both inputs hold exactly n elements: the kernel writes all of out.
+                return _binary(
+                    kernel, sa, sb, x1._shape, None, _BOOL if out_bool else dt, current()
+                )
+            return None
+        if c2 is float or c2 is int:
+            return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
+        return None
+    if c1 is TensorView:
+        if c2 is TensorView:
+            dt = x1._dtype
+            if dt is not x2._dtype or dt not in allowed or x1._shape != x2._shape:
+                return None
+            sa = _c_source(x1)
+            if sa is None:
+                return None
+            sb = _c_source(x2)
+            if sb is None:
+                return None
+            # Both C-ordered over all of their buffers: flat order is row-major order.
+            return _binary(
+                kernel, sa, sb, x1._shape, x1._strides, _BOOL if out_bool else dt, current()
+            )
+        if c2 is float or c2 is int:
+            return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
+        return None
+    if (c1 is float or c1 is int) and (c2 is Tensor or c2 is TensorView):
+        return _with_scalar(kernel, x2, x1, True, allowed, out_bool)
+    return None
+
+
+cpdef object elementwise1(object kernel, object x, object allowed):
+    """``kernel(a, out)`` (same dtype) for a plain host tensor or a C-ordered view of an
+    ``allowed`` dtype; None otherwise (see `elementwise2`)."""
+    cdef object c = x.__class__
+    cdef object st
+    cdef object dt = None
+    if c is Tensor:
+        st = x._st
+        dt = x._dtype
+        if st.__class__ is not HostBuffer or dt not in allowed:
+            return None
+        return _unary(kernel, st, x._shape, None, dt, current())
+    if c is TensorView:
+        dt = x._dtype
+        if dt not in allowed:
+            return None
+        st = _c_source(x)
+        if st is None:
+            return None
+        return _unary(kernel, st, x._shape, x._strides, dt, current())
+    return None
+
+
+cpdef object full(object kernel, object x, object fast, object eng, object arg):
+    """``kernel(flat, out, arg)`` into a one-element pooled tensor of rank 0, for a plain
+    host tensor or a C-ordered view (`_c_source`) of a dtype in ``fast``; None
+    otherwise, or for an empty or exclusively borrowed buffer. A full reduction reads
+    every element in memory order, which for a C-ordered view is its row-major order
+    (numpy's own order for a C-contiguous array)."""
+    cdef object c = x.__class__
+    cdef object st
+    if c is Tensor:
+        st = x._st
+        if st.__class__ is not HostBuffer:
+            return None
+    elif c is TensorView:
+        st = _c_source(x)
+        if st is None:
+            return None
+    else:
+        return None
+    cdef object dt = x._dtype
+    if dt not in fast:
+        return None
+    return _shaped(kernel, st, (), 1, dt, eng, arg)
+
+
+# ---------------------------------------------------------------------- views
+cpdef object view_of(object t, object shape, object strides, object offset=0):
+    """A view of owner ``t``'s buffer with this layout (in elements; the caller checked
+    that it stays inside ``t``). Ownership: **borrows**, refused while ``t`` is
+    exclusively borrowed, as `Tensor.as_view`: the writer check comes before the view
+    exists and again after (the view holds the root, a counted alias, from the moment
+    it exists; a writer that claimed the buffer meanwhile refuses it)."""
+    cdef str op = "Tensor.as_view"
+    cdef object st = t._st
+    cdef object buf, start, root
+    if st.__class__ is HostBuffer:
+        buf = st
+        start = 0
+    else:
+        buf, start = t._resolve(op)
+    if buf.exclusive is not None:
+        buf.check_shared(op)
+    root = buf._root
+    if root is None:
+        root = buf.read_root()
+    cdef object v = _new(TensorView)
+    v._base = root
+    v._dtype = t._dtype
+    v._shape = shape
+    v._strides = strides
+    v._offset = offset + start if start else offset
+    v._source = st
+    root = None
+    cdef object holder = buf.exclusive
+    if holder is not None:
+        v = None
+        raise shared_refusal(op, holder)
+    return v

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import BorrowError, RuntimeStateError, ValidationError
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
+from ._core import bind_current as _bind_current
 from .contraction import ContractionOps
 from .elementwise import ElementwiseOps
 from .fusion import FusionOps
@@ -147,6 +148,10 @@ def default_engine() -> CpuEngine:
     if eng is None:
         eng = _state.current = CpuEngine()
     return eng
+
+
+# The compiled core's `current()` (what every namespace call asks) reads these two.
+_bind_current(_state, default_engine)
 
 
 # ---------------------------------------------------------------------- the engine

@@ -12,9 +12,13 @@ checks it):
   column-major owner);
 * `view_of`: a view of an owner's buffer with a given layout (borrows);
 * `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
+* `c_source`: the buffer a C-ordered view covers whole, in row-major order (or
+  None): the test every C-ordered hot path makes;
 * `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
-* `unary`, `binary`, `scalar`, `pinned`: the compiled per-operation protocol
-  (`_core`);
+* `unary`, `binary`, `scalar`, `shaped`, `pinned`: the compiled per-operation
+  protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
+  hot paths, checks included (owners, and C-ordered views giving fresh C-ordered
+  views);
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
   namespace's plan cache); `einsum_memory_plan`, `memory_perm`: the plan in the
   operands' memory order with the output in the product's own order (the
@@ -31,23 +35,36 @@ import numpy as np
 
 from ..dtype import DType
 from ..layout import col_major_strides, row_major_strides
-from ..storage.host import HostBuffer, shared_refusal
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
-from . import cpu as _cpu
-from ._core import binary, pinned, scalar, unary
-from .cpu import CpuEngine, default_engine
+from ._core import (
+    binary,
+    c_source,
+    elementwise1,
+    elementwise2,
+    pinned,
+    scalar,
+    shaped,
+    unary,
+    view_of,
+)
+from ._core import current as _core_current
+from .cpu import CpuEngine
 from .einsum import plan_for
 from .einsum.memory import MemoryPlan, memory_perm, memory_plan
 
 __all__ = [
     "axes_reduction",
     "binary",
+    "c_source",
     "c_view",
     "current",
     "einsum_memory_plan",
     "einsum_plan",
     "einsum_run",
+    "elementwise1",
+    "elementwise2",
     "full_reduction",
     "memory_perm",
     "output",
@@ -55,19 +72,18 @@ __all__ = [
     "pinned",
     "run",
     "scalar",
+    "shaped",
     "take_result",
     "unary",
     "view_of",
 ]
 
 Shape = tuple[int, ...]
+
+#: The calling thread's current engine: ``with eng:``'s, else `default_engine()`
+#: (compiled: every namespace call asks for it).
+current: Callable[[], CpuEngine] = _core_current
 Array = np.ndarray[Any, Any]
-
-
-def current() -> CpuEngine:
-    """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
-    eng = _cpu._state.current
-    return eng if eng is not None else default_engine()
 
 
 def run(op: str, shape: Shape, dtype: DType, kernel: Callable[[Array], Any]) -> Tensor:
@@ -111,23 +127,6 @@ def c_view(t: Any) -> Any:
         return t
     st = t._st
     return TensorView._make(st.read_root(), t._dtype, shape, row_major_strides(shape), 0, st)
-
-
-def view_of(t: Tensor, shape: Shape, strides: Shape, offset: int = 0) -> TensorView:
-    """A view of owner ``t``'s buffer with this layout (in elements; the caller checked
-    that it stays inside ``t``). Ownership: **borrows**, refused while ``t`` is
-    exclusively borrowed, as `Tensor.as_view`."""
-    op = "Tensor.as_view"
-    st = t._st
-    buf, start = (st, 0) if st.__class__ is HostBuffer else t._resolve(op)
-    if buf.exclusive is not None:
-        buf.check_shared(op)
-    view = TensorView._make(buf.read_root(), t._dtype, shape, strides, start + offset, st)
-    holder = buf.exclusive
-    if holder is not None:
-        del view
-        raise shared_refusal(op, holder)
-    return view
 
 
 def full_reduction(name: str, x: Any, fast: tuple[DType, ...]) -> Tensor | None:
@@ -199,9 +198,13 @@ def take_result(x: TensorView, res: Any) -> bool:
         offset = 0
     elif res.__class__ is TensorView:
         st = res._source
+        # A fresh view takes its root first (`TensorView._root`): it is then the one
+        # alias (no local holds the root while the aliases are counted).
+        res._root("take_result")
         if st.__class__ is not HostBuffer or st is x._source or st.alias_count() != 1:
             return False
-        base, strides, offset = res._base, res._strides, res._offset
+        base = res._root("take_result")
+        strides, offset = res._strides, res._offset
     else:
         return False
     x._source = st

@@ -25,6 +25,7 @@ from ..layout import normalize_axes, quick_axes, shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads
+from ._core import full as _core_full
 from ._core import shaped as _core_shaped
 
 __all__ = ["ReductionOps"]
@@ -110,22 +111,18 @@ class ReductionOps(EngineBase):
     __slots__ = ()
 
     def _full_fast(self, name: str, t: Any, fast: tuple[DType, ...]) -> Tensor | None:
-        """A full reduction of a non-empty plain host tensor to rank 0, or None.
+        """A full reduction of a non-empty plain host tensor, or C-ordered view, to rank
+        0, or None.
 
         The hot path of ``reduce_*(t)``: pin, then check for a writer (see
         `HostBuffer.pin`), one ``ufunc.reduce`` over ``HostBuffer.flat`` (every
         element, in memory order: a full reduction does not depend on the shape),
         and the value written into a one-element pooled buffer.
         """
-        if t.__class__ is not Tensor:
-            return None
-        st = t._st
-        dt = t._dtype
-        if st.__class__ is not HostBuffer or dt not in fast:
-            return None
-        # The per-operation protocol, compiled (engine/_core.pyx); None for an empty or
-        # exclusively borrowed tensor (the general path handles or refuses it).
-        r: Tensor | None = _core_shaped(_full_kernel, t, (), 1, dt, self, name)
+        # The per-operation protocol, compiled (engine/_core.pyx); None for anything
+        # else, an empty or an exclusively borrowed buffer (the general path handles or
+        # refuses it).
+        r: Tensor | None = _core_full(_full_kernel, t, fast, self, name)
         return r
 
     def _axes_fast(self, name: str, t: Any, axes: Any, keepdims: bool = False) -> Tensor | None:

@@ -537,7 +537,7 @@ class StructuralOps(EngineBase):
             nbytes = n * dt.itemsize
             check_copy(op, nbytes)
             if n <= _GATHER_MAX:
-                root = t._base
+                root = t._root(op)  # a fresh view takes its root: now a counted alias
                 want = dt.numpy
                 if root.dtype is not want and root.dtype != want:
                     root = root.view(want)

@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from ..copies import check_copy, count_copy
 from ..dtype import DType, dtype_of_array
 from ..engine import CpuEngine
 from ..engine import interface as _interface
 from ..engine._base import Reads
 from ..errors import ValidationError
-from ..layout import col_major_strides, row_major_strides, shape_size
+from ..layout import col_major_strides, shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
@@ -44,6 +45,7 @@ __all__ = [
     "is_array",
     "permuted_view",
     "read_all",
+    "reshape_copy",
     "ufunc_into",
     "unary_function",
     "view_base",
@@ -61,11 +63,6 @@ Result = Tensor | TensorView
 ARRAY_TYPES: tuple[type[Tensor], type[_ViewBase]] = (Tensor, _ViewBase)
 
 _new = object.__new__
-_BOOL = DType.BOOL
-_F64 = DType.F64
-_C64 = DType.C64
-#: Python ints up to this magnitude convert to float64 exactly.
-_EXACT_INT = 2**53
 
 
 def is_array(x: Any) -> bool:
@@ -119,23 +116,21 @@ def mirror(x: Any) -> Tensor | None:
     """The column-major owner a C-ordered view is the reversed view of, or None.
 
     ``x`` must be a `TensorView` that covers its whole host buffer in compact
-    row-major order (what `asarray` makes of a C-contiguous numpy array, and what
-    every C-ordered namespace result is). The tensor returned shares the view's
-    buffer and is an *operand only*: it is never handed out, so it moves nothing
-    and owns nothing (it has no ``__del__``; the buffer's own lifetime is the
-    view's). Engine calls on it pin and check the buffer as for any tensor.
+    row-major order (`engine.interface.c_source`: what `asarray` makes of a
+    C-contiguous numpy array, and what every C-ordered namespace result is). The
+    tensor returned shares the view's buffer and is an *operand only*: it is
+    never handed out, so it moves nothing and owns nothing (it has no
+    ``__del__``; the buffer's own lifetime is the view's). Engine calls on it pin
+    and check the buffer as for any tensor.
     """
-    src = x._source
-    if src.__class__ is not HostBuffer or x._offset:
+    src = _c_source(x)
+    if src is None:
         return None
-    shape = x._shape
-    if len(shape) < 2 or x._strides != row_major_strides(shape):
-        return None
-    flat = src.flat
-    want = x._dtype.numpy
-    if len(flat) != shape_size(shape) or (flat.dtype is not want and flat.dtype != want):
-        return None
-    return Tensor._wrap(shape[::-1], x._dtype, src)
+    # A fresh result view takes its root now: the operand may be borrowed into views
+    # (an engine call's own), and those must never be the buffer's only counted alias
+    # while this view, which sees the same memory, lives.
+    x._root("mirror")
+    return Tensor._wrap(x._shape[::-1], x._dtype, src)
 
 
 unmirror = _interface.c_view
@@ -224,6 +219,9 @@ def engine() -> CpuEngine:
 
 _engine = engine
 _current = _interface.current
+_elementwise1 = _interface.elementwise1
+_c_source = _interface.c_source
+_elementwise2 = _interface.elementwise2
 
 
 def _typed(ufunc: Any, exc: BaseException) -> BaseException:
@@ -238,14 +236,18 @@ def binary_function(
 ) -> Callable[..., Any]:
     """A binary elementwise function: the compiled protocol (`_core`), else ``general``.
 
-    The hot path takes two plain host tensors of one shape and an ``allowed``
-    dtype through the same steps as the engine's own binary fast path (pin both,
-    check for a writer, take a pooled buffer, one ufunc call); a plain F64 or C64
-    tensor with a Python float or int (``x * 2.0``, ``1 - x``) takes the same
-    steps with the scalar passed as it is. Anything else (views, other scalars,
-    broadcasting, promotion, errors) goes to ``general(x1, x2)``. Like numpy's
-    own calls, the hot paths leave floating-point warnings (overflow, division
-    by zero) as numpy gives them; the general path silences them.
+    The hot path (`engine._core.elementwise2`) takes two plain host tensors of
+    one shape and an ``allowed`` dtype, or two C-ordered views of one shape
+    (memory order follows the data: the result is a C-ordered view), through the
+    engine's per-operation protocol (pin both, check for a writer, take a pooled
+    buffer, one ufunc call); a plain or C-ordered F64 or C64 array with a Python
+    float or int (``x * 2.0``, ``1 - x``) takes the same steps with the scalar
+    passed as it is (the standard's weak scalar: numpy reads a Python float, or
+    an int of at most 2**53, exactly as that dtype). Anything else (other views,
+    other scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
+    Like numpy's own calls, the hot paths leave floating-point warnings
+    (overflow, division by zero) as numpy gives them; the general path silences
+    them.
     """
     if ufunc is np.maximum or ufunc is np.minimum:
         # numpy deprecates a positional out= for these two.
@@ -255,74 +257,13 @@ def binary_function(
         call = ufunc
 
     def fn(x1: Any, x2: Any, /) -> Any:
-        if x1.__class__ is Tensor and x2.__class__ is Tensor:
-            sa = x1._st
-            sb = x2._st
-            dt = x1._dtype
-            if (
-                sa.__class__ is HostBuffer
-                and sb.__class__ is HostBuffer
-                and dt is x2._dtype
-                and dt in allowed
-                and x1._shape == x2._shape
-            ):
-                # The per-operation protocol, compiled (engine/_core.pyx). Both inputs
-                # hold exactly n elements: the ufunc writes every element of the output.
-                try:
-                    r = _interface.binary(call, x1, x2, _BOOL if out_bool else dt, _current())
-                except BaseException as exc:
-                    raise _typed(ufunc, exc) from None
-                if r is not None:
-                    return r
-        else:
-            c1 = x1.__class__
-            c2 = x2.__class__
-            if c1 is Tensor and (c2 is float or c2 is int):
-                r = scalar(x1, x2, False)
-                if r is not None:
-                    return r
-            elif c2 is Tensor and (c1 is float or c1 is int):
-                r = scalar(x2, x1, True)
-                if r is not None:
-                    return r
-            elif c1 is TensorView:
-                # C-ordered operands: the same call on the column-major owners they
-                # are reversed views of, and the result's reversed view (C-ordered).
-                m1 = mirror(x1)
-                if m1 is not None:
-                    if c2 is TensorView:
-                        if x2._shape == x1._shape:
-                            m2 = mirror(x2)
-                            if m2 is not None:
-                                return unmirror(fn(m1, m2))
-                    elif c2 is float or c2 is int:
-                        return unmirror(fn(m1, x2))
-            elif c2 is TensorView and (c1 is float or c1 is int):
-                m2 = mirror(x2)
-                if m2 is not None:
-                    return unmirror(fn(x1, m2))
-        return general(x1, x2)
-
-    def scalar(t: Tensor, value: Any, first: bool) -> Any:
-        """``t`` (a plain F64 or C64 tensor) with a Python float or int, or None.
-
-        The standard's result is ``t``'s dtype (a weak scalar), and numpy reads a
-        Python float, or an int of at most 2**53, exactly as that dtype: the value
-        goes to the ufunc as it is, where `general` would make a 0-d array of it.
-        """
-        st = t._st
-        dt = t._dtype
-        if st.__class__ is not HostBuffer or not (dt is _F64 or dt is _C64) or dt not in allowed:
-            return None
-        if value.__class__ is int and not -_EXACT_INT <= value <= _EXACT_INT:
-            return None
-        # The per-operation protocol, compiled (engine/_core.pyx); None when the
-        # buffer is exclusively borrowed (the general path refuses it). The tensor
-        # holds exactly n elements and the scalar broadcasts: the ufunc writes all.
         try:
-            return _interface.scalar(call, t, value, first, _BOOL if out_bool else dt, _current())
+            r = _elementwise2(call, x1, x2, allowed, out_bool)
         except BaseException as exc:
             raise _typed(ufunc, exc) from None
+        if r is not None:
+            return r
+        return general(x1, x2)
 
     return fn
 
@@ -332,26 +273,17 @@ def unary_function(
 ) -> Callable[..., Any]:
     """A same-dtype unary elementwise function: the compiled protocol, else ``general``.
 
-    The hot path takes one plain host tensor of an ``allowed`` dtype through the
-    steps of the engine's unary fast path (pin, check for a writer, a pooled
-    buffer, one ufunc call); anything else (views, other dtypes, errors) goes to
+    The hot path (`engine._core.elementwise1`) takes one plain host tensor, or
+    one C-ordered view, of an ``allowed`` dtype through the steps of the
+    engine's unary fast path (pin, check for a writer, a pooled buffer, one
+    ufunc call); anything else (other views, other dtypes, errors) goes to
     ``general(x)``.
     """
 
     def fn(x: Any, /) -> Any:
-        if x.__class__ is Tensor:
-            st = x._st
-            dt = x._dtype
-            if st.__class__ is HostBuffer and dt in allowed:
-                # The per-operation protocol, compiled (engine/_core.pyx). The input
-                # holds exactly n elements: the ufunc writes every element of the output.
-                r = _interface.unary(ufunc, x, dt, _current())
-                if r is not None:
-                    return r
-        elif x.__class__ is TensorView:
-            m = mirror(x)  # C-ordered: the owner's result, reversed (see binary_function)
-            if m is not None:
-                return unmirror(fn(m))
+        r = _elementwise1(ufunc, x, allowed)
+        if r is not None:
+            return r
         return general(x)
 
     return fn
@@ -419,6 +351,36 @@ def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
             raise
         except NUMPY_REFUSALS as exc:
             raise numpy_refusal(op, exc) from None
+
+
+def _reshape_kernel(fa: Array, out: Array, arg: tuple[Shape, Shape]) -> None:
+    # fa: the owner's elements (column-major of ``own``); out: the result's flat
+    # buffer, column-major of ``new``. Every element of out is written.
+    own, new = arg
+    src = fa.reshape(own, order="F")
+    if len(new) == 1:
+        out.reshape(own)[...] = src  # out's row-major order is its only order
+    else:
+        out.reshape(new, order="F")[...] = src.reshape(new)
+
+
+def reshape_copy(x: Tensor, new: Shape) -> Any:
+    """``reshape(x, new)`` of a live plain host owner whose layout needs a copy (numpy's
+    own reshape would copy): one named, counted copy into a pooled owner, read
+    under the engine's pin; None (nothing counted) for the general path (group
+    storage, an exclusively borrowed or empty buffer)."""
+    op = "tenferro.reshape"
+    x._live(op)  # a moved tensor is refused
+    if x._st.__class__ is not HostBuffer:
+        return None
+    dt = x._dtype
+    n = shape_size(new)
+    nbytes = n * dt.itemsize
+    check_copy(op, nbytes)
+    res = _interface.shaped(_reshape_kernel, x, new, n, dt, _current(), (x._shape, new))
+    if res is not None:
+        count_copy(nbytes)
+    return res
 
 
 # ---------------------------------------------------------------------- views

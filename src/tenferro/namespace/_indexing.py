@@ -133,7 +133,8 @@ def getitem(x: Any, key: Any) -> Any:
         # One int (``x[1]`` in a loop): the selection is cached per descriptor.
         cls = x.__class__
         if cls is Tensor:
-            x._live(op)
+            if x._st is None:  # `_live`, inlined: a moved tensor is refused
+                x._raise_moved(op)
             shape = x._shape
             sel = _SELECTED.get((key, shape))
             if sel is None:

@@ -25,7 +25,15 @@ from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
-from ._adapter import Result, compute, emit, permuted_view, view_base, view_like
+from ._adapter import (
+    Result,
+    compute,
+    emit,
+    permuted_view,
+    reshape_copy,
+    view_base,
+    view_like,
+)
 from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
 
 Shape = tuple[int, ...]
@@ -210,7 +218,7 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
     if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
         # The descriptor numpy's no-copy reshape gives this layout, remembered per
         # (shape, strides, new shape): no array is built per call.
-        out = _reshaped_view(x, shape)
+        out = _reshaped_view(x, shape, copy is None)
         if out is not None:
             return cast(Result, out)
     check_array(x, op)
@@ -253,7 +261,7 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
     return emit(op, res, follow_order=False)
 
 
-def _reshaped_view(x: Any, shape: Any) -> Any:
+def _reshaped_view(x: Any, shape: Any, may_copy: bool) -> Any:
     """The view `reshape` gives a live owner or view ``x``, or None for the general
     path (a copy is needed, the arguments are refused, or the case is not planned).
 
@@ -277,6 +285,10 @@ def _reshaped_view(x: Any, shape: Any) -> Any:
     if plan is None:
         return None
     new, new_strides, delta = plan
+    if new_strides is None:
+        # numpy would copy: an owner's row-major reshape is one named copy, read from
+        # its buffer under the engine's pin (views take the general path).
+        return reshape_copy(x, new) if may_copy and x.__class__ is Tensor else None
     if x.__class__ is Tensor:
         x._live("tenferro.reshape")  # a moved tensor is refused (view_of refuses a borrowed one)
         return view_of(x, new, new_strides, delta)
@@ -285,16 +297,18 @@ def _reshaped_view(x: Any, shape: Any) -> Any:
 
 #: Cap on the span (in elements) of a layout `_reshape_plan` imitates with bytes.
 _PLAN_SPAN = 1 << 16
-_Plan = tuple[Shape, Shape, int]
+#: ``(new shape, strides, offset)`` of a no-copy reshape; strides None: numpy copies.
+_Plan = tuple[Shape, Shape | None, int]
 _UNPLANNED: Any = object()
 _reshape_plans: dict[tuple[Shape, Shape, Shape], _Plan | None] = {}
 
 
 def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
     """``(new shape, strides, offset)`` in elements of numpy's no-copy C-order reshape
-    of the layout ``(shape, strides)`` to ``want`` (ints, at most one -1), or None:
-    no elements, a size mismatch or a bad -1 (the general path explains), a copy
-    needed, or a layout spanning more than `_PLAN_SPAN` elements.
+    of the layout ``(shape, strides)`` to ``want`` (ints, at most one -1);
+    ``(new shape, None, 0)`` when numpy would copy; or None: no elements, a size
+    mismatch or a bad -1 (the general path explains), or a layout spanning more
+    than `_PLAN_SPAN` elements.
 
     numpy decides on a stand-in: one byte per element over the same span.
     """
@@ -322,7 +336,7 @@ def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
     try:
         res = np.reshape(fake, want, copy=False)
     except ValueError:
-        return None  # numpy would copy
+        return want, None, 0  # numpy would copy
     start = res.__array_interface__["data"][0] - fake.__array_interface__["data"][0]
     return want, tuple(int(s) for s in res.strides), int(start)
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..dtype import DType
 from ..engine.interface import axes_reduction, full_reduction
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
+from ..layout import quick_axes
 from ..view import TensorView
 from ._adapter import Result, compute, compute_into, emit, mirror, unmirror
 from ._core import (
@@ -45,7 +46,8 @@ def _mirrored(op: str, x: Any, axis: Any) -> tuple[Any, Any] | None:
     if axis is None:
         return m, None
     last = len(m._shape) - 1
-    axes = axes_tuple(axis, last + 1, op)
+    # One int or a tuple of ints (the common case), else the full check and its error.
+    axes = quick_axes(axis, last + 1) or axes_tuple(axis, last + 1, op)
     assert axes is not None
     return m, tuple(last - i for i in axes)
 
@@ -109,14 +111,18 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Result:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    if dtype is None and axis is None and not keepdims:
+        # The engine's full-reduction hot path (owners and C-ordered views): float
+        # dtypes keep their dtype, as the standard's sum does.
+        r = full_reduction("reduce_sum", x, _FLOATING)
+        if r is not None:
+            return r
     hit = _mirrored(op, x, axis)
     if hit is not None:
         return cast(Result, unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims)))
     if dtype is None:
         if axis is None and not keepdims:
-            # The engine's full-reduction hot path: float dtypes keep their dtype, as
-            # the standard's sum does.
-            r = full_reduction("reduce_sum", x, _FLOATING)
+            r = None  # tried above
         else:
             r = axes_reduction("reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims)
         if r is not None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..borrow import make_read_root, make_write_root, seal_write_root
 from ..errors import BorrowError
+from ._fields import BufferFields
 from .recycler import Recycler
 
 __all__ = ["HostBuffer"]
@@ -46,21 +47,15 @@ _lock = threading.RLock()
 reading: list[Any] = []
 
 
-class HostBuffer:
-    """A host buffer with an optional weak link to the pool that should get it back."""
+class HostBuffer(BufferFields):
+    """A host buffer with an optional weak link to the pool that should get it back.
 
-    __slots__ = (
-        "__weakref__",
-        "_root",
-        "_stale",
-        "exclusive",
-        "failed_read",
-        "flat",
-        "frozen",
-        "origin",
-        "owner",
-        "recycler",
-    )
+    Its fields (``owner``, ``flat``, ``recycler``, ``origin``, ``_root``, ``_stale``,
+    ``exclusive``, ``failed_read``) are C members of the compiled `BufferFields`
+    (storage/_fields.pyx), as is the finalizer's common case; the rules are here.
+    """
+
+    __slots__ = ("__weakref__", "frozen")
 
     # Set only by adoption (unset elsewhere, so engine outputs pay nothing for it):
     # every array adoption froze, the caller's array first and then its ndarray
@@ -357,15 +352,14 @@ class HostBuffer:
             return owner_refs - keep > _SAME_BASELINE
         return owner_refs > _OWNER_BASELINE or flat_refs - keep > _FLAT_BASELINE
 
-    def __del__(self) -> None:
-        # The recycler (`storage.recycler.Recycler`, e.g. the engine's pool) owns the
-        # policy: this only says how many aliases are still alive.
-        recycler = self.recycler
-        if recycler is None:
-            return
-        pool = recycler()
-        if pool is None:
-            return  # the engine is gone: the buffer is simply freed
+    def _release(self, recycler: weakref.ref[Recycler], pool: Recycler) -> None:
+        """The finalizer's uncommon cases (`BufferFields.__del__` runs the common one:
+        a buffer with no root, no stale write root and no failed read goes straight
+        back to ``pool``, the live target of ``recycler``).
+
+        The recycler (`storage.recycler.Recycler`, e.g. the engine's pool) owns the
+        policy: this only says how many aliases are still alive.
+        """
         if self.failed_read and self._held_elsewhere():
             # Freed once the last internal array outside dies, never pooled; the pool
             # stops counting it as live now (a refused call changes no accounting).
