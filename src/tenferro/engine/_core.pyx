@@ -256,3 +256,82 @@ cpdef object pinned(object body, object st, tuple args):
         raise
     finally:
         _reading.remove(st)
+
+
+cdef object _np_dot = None
+cdef object _ndarray = None
+
+
+cdef inline object _matrix(object x, tuple how):
+    """The ``(rows, cols)`` matrix a planned product reads from ``x``, without a copy.
+
+    ``how`` is ``(kind, dims, byte_strides)``: kind 0, a plain host tensor whose grouped
+    matrix is its flat in C order; 1, in F order (the caller pinned the tensor); 2, a
+    view, read as a strided array over the root it holds (a counted alias, as
+    `TensorView._strided` makes)."""
+    cdef int kind = how[0]
+    cdef tuple dims = how[1]
+    if kind == 0:
+        return x._st.flat.reshape(dims)
+    if kind == 1:
+        return x._st.flat.reshape(dims[1], dims[0]).T
+    return _ndarray(dims, x._dtype.numpy, x._base, x._offset * <Py_ssize_t>how[3], how[2])
+
+
+cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object eng):
+    """One planned product of two operands on their own memory, or None (nothing done)
+    when a tensor operand's buffer is not plain host memory or is exclusively borrowed.
+
+    ``plan`` is ``(how_p, how_q, m, n, owner_shape)``, validated by the caller for
+    exactly these operand classes, shapes, strides and dtype: ``how_p`` says how ``p``
+    is read as an ``(m, k)`` matrix without a copy (`_matrix`), ``how_q`` ``q`` as a
+    ``(k, n)`` one, and one ``np.dot`` writes the C-ordered ``(m, n)`` product into
+    every element of a pooled output, handed out as a column-major tensor of
+    ``owner_shape``. Tensor operands are pinned and checked for a writer as in
+    `shaped2`; views need no pin (a live view is a counted alias). Failure policy as
+    in `shaped2`.
+    """
+    global _np_dot, _ndarray
+    cdef list pins = []
+    cdef object st, a, b, flat
+    cdef object owner = None  # bound before the try: _forget reads it
+    cdef Py_ssize_t m = plan[2]
+    cdef Py_ssize_t n = plan[3]
+    cdef Py_ssize_t n_out = m * n
+    cdef tuple pin
+    if p.__class__ is Tensor:
+        st = p._st
+        if st.__class__ is not HostBuffer:
+            return None
+        pins.append(st)
+    if q.__class__ is Tensor:
+        st = q._st
+        if st.__class__ is not HostBuffer:
+            return None
+        pins.append(st)
+    if _np_dot is None:
+        import numpy
+        _np_dot = numpy.dot
+        _ndarray = numpy.ndarray
+    pin = tuple(pins)
+    if pins:
+        _reading.append(pin)
+    try:
+        for st in pins:
+            if st.exclusive is not None:
+                return None
+        a = _matrix(p, plan[0])
+        b = _matrix(q, plan[1])
+        owner = _acquire(eng, out_dt.numpy, n_out, True)
+        flat = owner if len(owner) == n_out else owner[:n_out]
+        # (m, k) @ (k, n) into the C-ordered (m, n) output: BLAS writes every element.
+        _np_dot(a, b, flat.reshape(m, n))
+        return pooled(plan[4], out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        _forget(eng, owner)
+        for st in pins:
+            st.failed_read = True
+        raise
+    finally:
+        if pins:
+            _reading.remove(pin)
