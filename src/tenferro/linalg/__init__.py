@@ -40,6 +40,7 @@ from ..engine.linalg import (
     SlogdetResult,
     SVDResult,
     TruncatedSVDResult,
+    _lean,
 )
 from ..errors import ValidationError
 from ..namespace import _interop
@@ -206,7 +207,12 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     """
     m = _c_owner(x) if mode.__class__ is str and mode in ("reduced", "complete") else None
     if m is not None:
-        lo, qt = default_engine().lq(m, mode)
+        eng = default_engine()
+        lean = _lean.qr_rows(eng, m, mode)
+        if lean is not None:
+            # ?geqrf on a transposed copy: faster than the LQ of m for tall matrices.
+            return QRResult(unmirror(lean[0]), unmirror(lean[1]))
+        lo, qt = eng.lq(m, mode)
         return QRResult(unmirror(qt), unmirror(lo))
     a, nb = _trailing(x, "linalg.qr")
     q, r = default_engine().qr(a, mode)
