@@ -100,3 +100,16 @@ def test_a_planned_tensordot_matches_numpy(
     for _ in range(2):  # the planning call and the planned one
         got = tfr.tensordot(a, b, axes=n)
         np.testing.assert_allclose(np.asarray(got), np.tensordot(na, nb, n), rtol=1e-12)
+
+
+def test_a_transposing_tensordot_reuses_its_pooled_scratch() -> None:
+    (a, na), (b, nb) = _arr((6, 5, 4), "C", 0), _arr((4, 5, 3), "C", 1)
+    eng = tfr.default_engine()
+    for _ in range(3):  # plan, then settle the pool
+        tfr.tensordot(a, b, axes=([1, 2], [1, 0]))
+    before = eng._pool.cache_stats().misses
+    for _ in range(20):
+        got = tfr.tensordot(a, b, axes=([1, 2], [1, 0]))
+    # Every scratch buffer and output came back to the pool and was handed out again.
+    assert eng._pool.cache_stats().misses == before
+    np.testing.assert_allclose(np.asarray(got), np.tensordot(na, nb, ([1, 2], [1, 0])))

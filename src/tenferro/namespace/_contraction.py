@@ -246,18 +246,23 @@ def _layout(x: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return shape, tuple(strides)
 
 
-def _reader(x: Any, perm: tuple[int, ...], dims: tuple[int, int]) -> tuple[Any, ...] | None:
+def _reader(x: Any, perm: tuple[int, ...], dims: tuple[int, int]) -> tuple[Any, ...]:
     """How `dot_planned` reads ``x`` permuted by ``perm`` as the C-ordered ``dims``
-    matrix without a copy (`_core._matrix`'s ``how``), or None where that needs one."""
+    matrix (`_core._matrix`'s ``how``): without a copy where the strides allow, else
+    by a transposing copy into pooled scratch (kind 3)."""
     shape, strides = _layout(x)
     isz = x._dtype.numpy.itemsize
     probe = np.lib.stride_tricks.as_strided(
         np.zeros(1, x._dtype.numpy), shape, tuple(isz * s for s in strides), writeable=False
     )
+    copy = (3, dims, perm, tuple(shape[i] for i in perm), shape, None, isz, dims[0] * dims[1])
     try:
         mat = np.reshape(probe.transpose(perm), dims, copy=False)
     except ValueError:
-        return None
+        # A transposing copy into pooled scratch (numpy's tensordot copies too).
+        if x.__class__ is TensorView:
+            return (*copy[:5], tuple(isz * s for s in strides), *copy[6:])
+        return copy
     if x.__class__ is TensorView:
         # Read as `TensorView._strided` reads it: the root's bytes, offset in elements.
         return (2, dims, mat.strides, isz)
@@ -266,7 +271,7 @@ def _reader(x: Any, perm: tuple[int, ...], dims: tuple[int, int]) -> tuple[Any, 
         return (0, dims)
     if mat.strides == (isz, rows * isz):
         return (1, dims)
-    return None  # pragma: no cover - a compact buffer groups one of the two ways
+    return copy  # pragma: no cover - a compact buffer groups one of the two ways
 
 
 def _dot_plan(
@@ -280,7 +285,8 @@ def _dot_plan(
     into a pooled buffer handed out as its C-ordered view; otherwise the column-major
     result is the C-ordered ``(N, K) @ (K, M)`` of the operands with reversed axes,
     swapped. Either way one ``np.dot`` on the operands' memory (BLAS takes transposed
-    operands as they are), provided each groups into its matrix without a copy.
+    operands as they are); an operand whose axes do not group into its matrix is
+    first copied, transposed, into pooled scratch (as numpy's tensordot copies it).
     """
     sa, sb = x1._shape, x2._shape
     free_a = tuple(i for i in range(len(sa)) if i not in ax_a)
@@ -304,8 +310,6 @@ def _dot_plan(
         how_p = _reader(x2, free_b[::-1] + ax_b[::-1], (n, k))
         how_q = _reader(x1, ax_a[::-1] + free_a[::-1], (k, m))
         core = (how_p, how_q, n, m, out_shape)
-    if how_p is None or how_q is None:
-        return False
     return (not c_out, c_out, core)
 
 
