@@ -113,3 +113,25 @@ def test_a_transposing_tensordot_reuses_its_pooled_scratch() -> None:
     # Every scratch buffer and output came back to the pool and was handed out again.
     assert eng._pool.cache_stats().misses == before
     np.testing.assert_allclose(np.asarray(got), np.tensordot(na, nb, ([1, 2], [1, 0])))
+
+
+def test_a_permutation_built_anew_each_call_is_checked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.namespace import _manipulation
+
+    x, nx = _arr((2, 3, 4), "C", 0)
+    tfr.transpose(x, tuple([2, 0, 1]))
+    calls: list[object] = []
+    real = _manipulation.normalize_axis
+    monkeypatch.setattr(_manipulation, "normalize_axis", lambda *a: calls.append(a) or real(*a))
+    got = tfr.transpose(x, tuple([2, 0, 1]))  # an equal tuple, a new object
+    assert calls == []
+    np.testing.assert_array_equal(np.asarray(got), np.transpose(nx, (2, 0, 1)))
+
+
+def test_a_bool_permutation_is_not_served_from_the_int_one() -> None:
+    x, _ = _arr((2, 3), "C", 0)
+    tfr.permute_dims(x, tuple([1, 0]))
+    with pytest.raises(ValidationError):
+        tfr.permute_dims(x, (True, False))
