@@ -82,6 +82,15 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     c1 = x1.__class__
     c2 = x2.__class__
     if (
+        c1 is Tensor
+        and c2 is Tensor
+        and len(x1._shape) == 2
+        and len(x2._shape) == 2
+        and x1._dtype is x2._dtype
+        and x1._dtype in _BLAS
+    ):
+        return engine().matmul(x1, x2)  # it checks the shapes, storage and moves itself
+    if (
         (c1 is TensorView or c1 is Tensor)
         and (c2 is TensorView or c2 is Tensor)
         and len(x1._shape) == 2
