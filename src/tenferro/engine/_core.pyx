@@ -260,6 +260,7 @@ cpdef object pinned(object body, object st, tuple args):
 
 cdef object _np_dot = None
 cdef object _ndarray = None
+cdef str _OP = "tenferro.tensordot"
 
 
 cdef inline object _matrix(object x, tuple how):
@@ -276,7 +277,10 @@ cdef inline object _matrix(object x, tuple how):
         return x._st.flat.reshape(dims)
     if kind == 1:
         return x._st.flat.reshape(dims[1], dims[0]).T
-    return _ndarray(dims, x._dtype.numpy, x._base, x._offset * <Py_ssize_t>how[3], how[2])
+    # `TensorView._root`, not ``_base``: a view may take its root only when first read.
+    return _ndarray(
+        dims, x._dtype.numpy, x._root(_OP), x._offset * <Py_ssize_t>how[3], how[2]
+    )
 
 
 cdef inline object _logical(object x, tuple how):
@@ -288,7 +292,9 @@ cdef inline object _logical(object x, tuple how):
         if len(shape) == 1:
             return x._st.flat
         return x._st.flat.reshape(shape[::-1]).T
-    return _ndarray(shape, x._dtype.numpy, x._base, x._offset * <Py_ssize_t>how[6], how[5])
+    return _ndarray(
+        shape, x._dtype.numpy, x._root(_OP), x._offset * <Py_ssize_t>how[6], how[5]
+    )
 
 
 cdef inline object _grouped(object x, tuple how, object scratch):
