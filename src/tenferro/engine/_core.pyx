@@ -546,3 +546,134 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
         v = None
         raise shared_refusal(op, holder)
     return v
+cdef object _np_dot = None
+cdef object _ndarray = None
+cdef str _OP = "tenferro.tensordot"
+
+
+cdef inline object _matrix(object x, tuple how):
+    """The ``(rows, cols)`` matrix a planned product reads from ``x``, without a copy.
+
+    ``how`` is ``(kind, dims, ...)``: kind 0, a plain host tensor whose grouped matrix is
+    its flat in C order; 1, in F order (the caller pinned the tensor); 2, a view, read
+    as a strided array over the root it holds (a counted alias, as
+    `TensorView._strided` makes it), ``how[2]`` its byte strides, ``how[3]`` the
+    itemsize. Kind 3 (a transposing copy) is `_grouped`'s."""
+    cdef int kind = how[0]
+    cdef tuple dims = how[1]
+    if kind == 0:
+        return x._st.flat.reshape(dims)
+    if kind == 1:
+        return x._st.flat.reshape(dims[1], dims[0]).T
+    # `TensorView._root`, not ``_base``: a view may take its root only when first read.
+    return _ndarray(
+        dims, x._dtype.numpy, x._root(_OP), x._offset * <Py_ssize_t>how[3], how[2]
+    )
+
+
+cdef inline object _logical(object x, tuple how):
+    """The whole operand as a numpy array in its own shape (for kind 3): ``how[4]`` its
+    shape, ``how[5]`` a view's byte strides (None for a tensor), ``how[6]`` the
+    itemsize."""
+    cdef tuple shape = how[4]
+    if how[5] is None:
+        if len(shape) == 1:
+            return x._st.flat
+        return x._st.flat.reshape(shape[::-1]).T
+    return _ndarray(
+        shape, x._dtype.numpy, x._root(_OP), x._offset * <Py_ssize_t>how[6], how[5]
+    )
+
+
+cdef inline object _grouped(object x, tuple how, object scratch):
+    """Kind 3 of `_matrix`: ``x`` permuted by ``how[2]`` (shape ``how[3]``) copied into
+    the pooled ``scratch`` (``how[7]`` elements, all written), as the ``how[1]``
+    matrix."""
+    cdef object sflat = scratch if len(scratch) == <Py_ssize_t>how[7] else scratch[: how[7]]
+    sflat.reshape(how[3])[...] = _logical(x, how).transpose(how[2])
+    return sflat.reshape(how[1])
+
+
+cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object eng):
+    """One planned product of two operands on their own memory, or None (nothing done)
+    when a tensor operand's buffer is not plain host memory or is exclusively borrowed.
+
+    ``plan`` is ``(how_p, how_q, m, n, owner_shape)``, validated by the caller for
+    exactly these operand classes, shapes, strides and dtype: ``how_p`` says how ``p``
+    is read as an ``(m, k)`` matrix (`_matrix`: on its memory; `_grouped`: by a
+    transposing copy into pooled scratch, given back after the call), ``how_q`` ``q``
+    as a ``(k, n)`` one, and one ``np.dot`` writes the C-ordered ``(m, n)`` product into
+    every element of a pooled output, handed out as a column-major tensor of
+    ``owner_shape``. Tensor operands are pinned and checked for a writer as in
+    `shaped2`; views need no pin (a live view is a counted alias). Failure policy as
+    in `shaped2`.
+    """
+    global _np_dot, _ndarray
+    cdef list pins = []
+    cdef object st, a, b, flat
+    cdef object owner = None  # bound before the try: _forget reads it
+    cdef object s_p = None
+    cdef object s_q = None
+    cdef tuple how
+    cdef Py_ssize_t m = plan[2]
+    cdef Py_ssize_t n = plan[3]
+    cdef Py_ssize_t n_out = m * n
+    cdef tuple pin
+    if p.__class__ is Tensor:
+        st = p._st
+        if st.__class__ is not HostBuffer:
+            return None
+        pins.append(st)
+    if q.__class__ is Tensor:
+        st = q._st
+        if st.__class__ is not HostBuffer:
+            return None
+        pins.append(st)
+    if _np_dot is None:
+        import numpy
+        _np_dot = numpy.dot
+        _ndarray = numpy.ndarray
+    pin = tuple(pins)
+    if pins:
+        _reading.append(pin)
+    try:
+        for st in pins:
+            if st.exclusive is not None:
+                return None
+        owner = _acquire(eng, out_dt.numpy, n_out, True)
+        how = plan[0]
+        if how[0] == 3:
+            s_p = _acquire(eng, out_dt.numpy, how[7])
+            a = _grouped(p, how, s_p)
+        else:
+            a = _matrix(p, how)
+        how = plan[1]
+        if how[0] == 3:
+            s_q = _acquire(eng, out_dt.numpy, how[7])
+            b = _grouped(q, how, s_q)
+        else:
+            b = _matrix(q, how)
+        flat = owner if len(owner) == n_out else owner[:n_out]
+        # (m, k) @ (k, n) into the C-ordered (m, n) output: BLAS writes every element.
+        _np_dot(a, b, flat.reshape(m, n))
+        # INVARIANT: no array over a scratch buffer is left when it goes back.
+        a = b = None
+        if s_p is not None:
+            eng._pool.recycle(s_p, 0)
+            s_p = None
+        if s_q is not None:
+            eng._pool.recycle(s_q, 0)
+            s_q = None
+        return _result(plan[4], plan[5], out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        # The output and any scratch are dropped, never pooled (the traceback may
+        # keep arrays over them).
+        _forget(eng, owner)
+        _forget(eng, s_p)
+        _forget(eng, s_q)
+        for st in pins:
+            st.failed_read = True
+        raise
+    finally:
+        if pins:
+            _reading.remove(pin)

@@ -40,6 +40,7 @@ from ..engine.linalg import (
     SlogdetResult,
     SVDResult,
     TruncatedSVDResult,
+    _lean,
 )
 from ..errors import ValidationError
 from ..namespace import _interop
@@ -47,6 +48,7 @@ from ..namespace._adapter import compute, emit, mirror, unmirror
 from ..namespace._contraction import matmul as _matmul
 from ..namespace._core import broadcast_shapes
 from ..namespace._manipulation import broadcast_to, reshape, squeeze
+from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
 from ._products import cross, diagonal, matrix_power, outer, tensordot, trace, vecdot
@@ -142,6 +144,28 @@ def _c_owner(x: Any) -> Tensor | None:
     return mirror(x)
 
 
+def _f_owner(x: Any) -> Tensor | None:
+    """The column-major owner a column-major matrix view covers whole, or None.
+
+    The view of a whole compact F-ordered buffer (what a transposed C-ordered result
+    or quimb's fused legs often are) is that buffer's matrix: its factorisation is
+    the owner's, which takes the engine's lean LAPACK path (views take the general
+    one). Like `mirror`'s, the tensor is an operand only: never handed out, it owns
+    and moves nothing, and engine calls pin and check its buffer as any tensor's.
+    """
+    if x.__class__ is not TensorView or x._offset:
+        return None
+    src = x._source
+    shape = x._shape
+    if src.__class__ is not HostBuffer or len(shape) != 2 or x._strides != (1, shape[0]):
+        return None
+    flat = src.flat
+    want = x._dtype.numpy
+    if len(flat) != shape[0] * shape[1] or (flat.dtype is not want and flat.dtype != want):
+        return None
+    return Tensor._wrap(shape, x._dtype, src)
+
+
 def _leading(t: Tensor, nb: int, core: int = 2) -> ArrayLike:
     """An engine result ``[core..., B...]`` as the array API's ``[B..., core...]`` view."""
     if nb == 0:
@@ -161,6 +185,9 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     if m is not None and full_matrices.__class__ is bool:
         u, s, vh = default_engine().svd(m, full_matrices=full_matrices)
         return SVDResult(unmirror(vh), s, unmirror(u))
+    f = _f_owner(x)
+    if f is not None:
+        return default_engine().svd(f, full_matrices=full_matrices)
     a, nb = _trailing(x, "linalg.svd")
     u, s, vh = default_engine().svd(a, full_matrices=full_matrices)
     return SVDResult(_leading(u, nb), _leading(s, nb, 1), _leading(vh, nb))  # type: ignore[arg-type]
@@ -208,8 +235,16 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     """
     m = _c_owner(x) if mode.__class__ is str and mode in ("reduced", "complete") else None
     if m is not None:
-        lo, qt = default_engine().lq(m, mode)
+        eng = default_engine()
+        lean = _lean.qr_rows(eng, m, mode)
+        if lean is not None:
+            # ?geqrf on a transposed copy: faster than the LQ of m for tall matrices.
+            return QRResult(unmirror(lean[0]), unmirror(lean[1]))
+        lo, qt = eng.lq(m, mode)
         return QRResult(unmirror(qt), unmirror(lo))
+    f = _f_owner(x)
+    if f is not None:
+        return default_engine().qr(f, mode)
     a, nb = _trailing(x, "linalg.qr")
     q, r = default_engine().qr(a, mode)
     return QRResult(_leading(q, nb), _leading(r, nb))  # type: ignore[arg-type]

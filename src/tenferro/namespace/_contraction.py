@@ -16,9 +16,15 @@ import numpy as np
 
 from ..dtype import DType
 from ..engine import default_engine
-from ..engine.interface import einsum_memory_plan, einsum_run, memory_perm, permuted_result
+from ..engine._core import dot_planned as _dot_planned
+from ..engine.interface import (
+    einsum_memory_plan,
+    einsum_run,
+    memory_perm,
+    permuted_result,
+)
 from ..errors import ValidationError
-from ..layout import shape_size
+from ..layout import row_major_strides, shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
@@ -28,7 +34,6 @@ from ._adapter import (
     compute,
     emit,
     engine,
-    mirror,
     prefers_c,
     reversed_operand,
     unmirror,
@@ -81,28 +86,35 @@ def matmul(x1: Any, x2: Any, /) -> Result:
     """The matrix product with the array API's rules (1-D operands, leading batch axes
     broadcast). Ownership: **computes** a pooled output."""
     op = "tenferro.matmul"
+    c1 = x1.__class__
+    c2 = x2.__class__
     if (
-        x1.__class__ is Tensor
-        and x2.__class__ is Tensor
+        c1 is Tensor
+        and c2 is Tensor
         and len(x1._shape) == 2
         and len(x2._shape) == 2
         and x1._dtype is x2._dtype
         and x1._dtype in _BLAS
     ):
         return engine().matmul(x1, x2)  # it checks the shapes, storage and moves itself
-    if x1.__class__ is TensorView and x2.__class__ is TensorView:
-        # C-ordered matrices: (x1 @ x2).T == x2.T @ x1.T on the owners they are the
-        # transposes of, and the C-ordered view of that result.
-        m1 = mirror(x1)
-        if m1 is not None and len(m1._shape) == 2:
-            m2 = mirror(x2)
-            if (
-                m2 is not None
-                and len(m2._shape) == 2
-                and m1._dtype is m2._dtype
-                and m1._dtype in _BLAS
-            ):
-                return cast(Result, unmirror(engine().matmul(m2, m1)))
+    if (
+        (c1 is TensorView or c1 is Tensor)
+        and (c2 is TensorView or c2 is Tensor)
+        and len(x1._shape) == 2
+        and len(x2._shape) == 2
+    ):
+        # Two matrices: the planned product on their memory (as `tensordot`'s, one
+        # BLAS call; memory order follows the data).
+        s1 = x1._strides if c1 is TensorView else None
+        s2 = x2._strides if c2 is TensorView else None
+        key = (x1._shape, s1, x2._shape, s2, x1._dtype, x2._dtype, _MATMUL)
+        plan = _DOT.get(key)
+        if plan is None:
+            plan = _matmul_plan_or_false(key, x1, x2)
+        if plan is not False:
+            res = _dot_run(x1, x2, plan, engine())
+            if res is not None:
+                return cast(Result, res)
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
     dt = _planned(("matmul", x1.shape, x2.shape, x1.dtype, x2.dtype), _matmul_plan, x1, x2)
@@ -114,6 +126,22 @@ def matmul(x1: Any, x2: Any, /) -> Result:
         return emit(op, compute(op, np.matmul, (a, b)))
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+#: The axes part of a 2-D matmul's `_DOT` key (a tensordot key never holds a str).
+_MATMUL = "matmul"
+
+
+def _matmul_plan_or_false(key: Any, x1: Any, x2: Any) -> Any:
+    """Validate ``x1 @ x2`` for two matrices (typed errors) and cache its `_DOT` entry."""
+    dt = _matmul_plan(x1, x2)
+    plan: Any = False
+    if x1._dtype is dt and x2._dtype is dt and dt in _BLAS and x1.size and x2.size:
+        plan = _dot_plan(x1, x2, (1,), (0,))
+    if len(_DOT) >= _PLAN_CACHE_SIZE:
+        _DOT.clear()
+    _DOT[key] = plan
+    return plan
 
 
 def _matmul_plan(x1: Any, x2: Any) -> DType:
@@ -130,6 +158,19 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
     """Sum of products over ``axes`` (an int: the last/first ``axes`` axes; or two
     sequences). Runs as `CpuEngine.dot_general`. Ownership: **computes**."""
     op = "tenferro.tensordot"
+    c1 = x1.__class__
+    c2 = x2.__class__
+    if (c1 is TensorView or c1 is Tensor) and (c2 is TensorView or c2 is Tensor):
+        # The planned path: one BLAS call on the operands' memory (`_dot_plan`).
+        key = _strided_key(x1, x2, axes)
+        if key is not None:
+            plan = _DOT.get(key)
+            if plan is None:
+                plan = _dot_plan_or_false(key, x1, x2, axes)
+            if plan is not False:
+                res = _dot_run(x1, x2, plan, default_engine())
+                if res is not None:
+                    return cast(Result, res)
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
     a, b = (x1, x2) if x1.dtype is x2.dtype else _promoted((x1, x2), op)
@@ -151,6 +192,143 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
         )
         return cast(Result, unmirror(res))
     return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
+
+
+#: Planned products on the operands' own memory, per `_strided_key`: the plan of
+#: `dot_planned` (plus which operand goes first and whether the result is the C-ordered
+#: view), or False where this path does not apply (mixed or non-BLAS dtypes, empty
+#: operands, axes that cannot be grouped without a copy). Bounded: cleared when full.
+_DOT: dict[Any, Any] = {}
+
+
+def _strided_key(x1: Any, x2: Any, axes: Any) -> Any:
+    """The `_DOT` key of a product of two arrays (Tensor or TensorView): shapes, strides
+    (None for a column-major tensor), dtypes and axes; None for axes that are not exact
+    ints (a bool equals an int but must be refused by the validating path)."""
+    if axes.__class__ is int:
+        ax: Any = axes
+    elif (axes.__class__ is tuple or axes.__class__ is list) and len(axes) == 2:
+        pa = _exact_ints(axes[0])
+        pb = _exact_ints(axes[1])
+        if pa is None or pb is None:
+            return None
+        ax = (pa, pb)
+    else:
+        return None
+    s1 = x1._strides if x1.__class__ is TensorView else None
+    s2 = x2._strides if x2.__class__ is TensorView else None
+    return (x1._shape, s1, x2._shape, s2, x1._dtype, x2._dtype, ax)
+
+
+def _dot_run(x1: Any, x2: Any, plan: tuple[Any, ...], eng: Any) -> Any:
+    """Run a `_DOT` plan: the pooled result (a fresh C-ordered view where the plan
+    says so), or None when an operand's buffer refuses the fast path."""
+    swap, _c_out, core_plan = plan
+    res = (
+        _dot_planned(x2, x1, core_plan, x1._dtype, eng)
+        if swap
+        else _dot_planned(x1, x2, core_plan, x1._dtype, eng)
+    )
+    return res
+
+
+def _dot_plan_or_false(key: Any, x1: Any, x2: Any, axes: Any) -> Any:
+    """Validate ``tensordot(x1, x2, axes)`` (typed errors, as the general path raises
+    them) and cache its `_DOT` entry under ``key``."""
+    op = "tenferro.tensordot"
+    plan: Any = False
+    dt = x1._dtype
+    if dt is x2._dtype and dt in _BLAS and x1.size and x2.size:
+        ax_a, ax_b = _tensordot_axes(x1, x2, axes, op)
+        plan = _dot_plan(x1, x2, ax_a, ax_b)
+    if len(_DOT) >= _PLAN_CACHE_SIZE:
+        _DOT.clear()
+    _DOT[key] = plan
+    return plan
+
+
+def _layout(x: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape, element strides)`` of an array (a tensor is column-major)."""
+    shape = x._shape
+    if x.__class__ is TensorView:
+        return shape, x._strides
+    strides = []
+    acc = 1
+    for d in shape:
+        strides.append(acc)
+        acc *= d
+    return shape, tuple(strides)
+
+
+def _reader(x: Any, perm: tuple[int, ...], dims: tuple[int, int]) -> tuple[Any, ...]:
+    """How `dot_planned` reads ``x`` permuted by ``perm`` as the C-ordered ``dims``
+    matrix (`_core._matrix`'s ``how``): without a copy where the strides allow, else
+    by a transposing copy into pooled scratch (kind 3)."""
+    shape, strides = _layout(x)
+    isz = x._dtype.numpy.itemsize
+    probe = np.lib.stride_tricks.as_strided(
+        np.zeros(1, x._dtype.numpy), shape, tuple(isz * s for s in strides), writeable=False
+    )
+    copy = (3, dims, perm, tuple(shape[i] for i in perm), shape, None, isz, dims[0] * dims[1])
+    try:
+        mat = np.reshape(probe.transpose(perm), dims, copy=False)
+    except ValueError:
+        # A transposing copy into pooled scratch (numpy's tensordot copies too).
+        if x.__class__ is TensorView:
+            return (*copy[:5], tuple(isz * s for s in strides), *copy[6:])
+        return copy
+    if x.__class__ is TensorView:
+        # Read as `TensorView._strided` reads it: the root's bytes, offset in elements.
+        return (2, dims, mat.strides, isz)
+    rows, cols = dims
+    if rows <= 1 or cols <= 1 or mat.strides == (cols * isz, isz):
+        return (0, dims)
+    if mat.strides == (isz, rows * isz):
+        return (1, dims)
+    return copy  # pragma: no cover - a compact buffer groups one of the two ways
+
+
+def _dot_plan(
+    x1: Any, x2: Any, ax_a: tuple[int, ...], ax_b: tuple[int, ...]
+) -> tuple[Any, ...] | bool:
+    """The `_DOT` plan of a validated product of two same-dtype BLAS arrays, or False.
+
+    Memory order follows the data (as `tensordot` does on the general path): where
+    both operands are C-ordered (`_c_ordered_pair`), ``(x1 . x2)`` is computed as
+    numpy computes it, the C-ordered ``(M, K) @ (K, N)`` of the grouped operands,
+    into a pooled buffer handed out as its C-ordered view; otherwise the column-major
+    result is the C-ordered ``(N, K) @ (K, M)`` of the operands with reversed axes,
+    swapped. Either way one ``np.dot`` on the operands' memory (BLAS takes transposed
+    operands as they are); an operand whose axes do not group into its matrix is
+    first copied, transposed, into pooled scratch (as numpy's tensordot copies it).
+    """
+    sa, sb = x1._shape, x2._shape
+    free_a = tuple(i for i in range(len(sa)) if i not in ax_a)
+    free_b = tuple(j for j in range(len(sb)) if j not in ax_b)
+    m = 1
+    for i in free_a:
+        m *= sa[i]
+    n = 1
+    for j in free_b:
+        n *= sb[j]
+    k = 1
+    for i in ax_a:
+        k *= sa[i]
+    out_shape = tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b)
+    c_out = _c_ordered_pair(x1, x2)
+    core: tuple[Any, ...]
+    if c_out:
+        how_p = _reader(x1, free_a + ax_a, (m, k))
+        how_q = _reader(x2, ax_b + free_b, (k, n))
+        if len(out_shape) >= 2:
+            core = (how_p, how_q, m, n, out_shape, row_major_strides(out_shape))
+        else:
+            core = (how_p, how_q, m, n, out_shape, None)
+    else:
+        how_p = _reader(x2, free_b[::-1] + ax_b[::-1], (n, k))
+        how_q = _reader(x1, ax_a[::-1] + free_a[::-1], (k, m))
+        core = (how_p, how_q, n, m, out_shape, None)
+    return (not c_out, c_out, core)
 
 
 def _c_ordered_pair(a: Any, b: Any) -> bool:

@@ -126,7 +126,7 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
         else:
             r = axes_reduction("reduce_sum", x, _all_axes(x) if axis is None else axis, keepdims)
         if r is not None:
-            return r
+            return cast(Result, r)
     check_array(x, op)
     dt = _sum_dtype(x, dtype, op)
     return _reduce(op, x, np.sum, axis, "numeric", dt, dtype=dt.numpy, keepdims=keepdims)

@@ -59,6 +59,7 @@ __all__ = [
     "lstsq",
     "pinv",
     "qr",
+    "qr_rows",
     "slogdet",
     "solve",
     "spectral_norm",
@@ -403,6 +404,64 @@ def qr(eng: EngineBase, a: Any, mode: str) -> Any:
     if mode.__class__ is not str or mode not in ("reduced", "complete"):
         return None  # the general path refuses it (typed)
     return run(eng, a, False, _qr, mode == "complete")
+
+
+def _qr_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, complete: bool) -> Any:
+    """`_qr` of the ``m x n`` matrix ``x`` whose transpose is the column-major ``n x m``
+    ``fa`` (a C-ordered ``x``'s owner, `mirror`), with Q and R handed out transposed
+    (column-major ``Q^T``, ``R^T``: the C-ordered Q and R of ``x``).
+
+    ``?geqrf``/``?orgqr`` on a column-major copy of ``x`` (the copy every QR makes, here
+    a transposing one), then one transposing copy of Q into its output: for tall
+    matrices twice as fast as the LQ of ``fa`` (``?gelqf``/``?orglq``), which needs no
+    transposition but runs LAPACK's slower row-wise reflectors.
+    """
+    pool = eng._pool
+    npdt = dt.numpy
+    k = min(m, n)
+    qc = m if complete else k
+    q_owner, qf = _take(eng, npdt, qc * m)
+    r_owner, rf = _take(eng, npdt, n * qc)
+    s_owner, sf = _take(eng, npdt, m * n + m * qc)
+    a_s = _fmat(sf[: m * n], m, n)
+    a_s[...] = _fmat(fa, n, m).T
+    qr_, tau, _work, info = f2py("geqrf", dt)(a_s, lwork=K._lwork("geqrf", dt, m, n), overwrite_a=1)
+    if qr_ is not a_s:  # pragma: no cover - f2py works in place on F-ordered input
+        a_s[...] = qr_
+    del qr_
+    if info:  # pragma: no cover - geqrf reports only wrong arguments
+        del a_s, sf, qf, rf
+        for buf in (s_owner, r_owner, q_owner):
+            pool.recycle(buf, 0)
+        return None
+    r = _fmat(rf, n, qc).T  # R (qc x n) in R^T's column-major buffer
+    r[k:] = 0
+    K._copy_triangle(r[:k], a_s[:k], upper=True)
+    q = _fmat(sf[m * n :], m, qc)
+    # The reflectors go into Q's scratch, which orgqr overwrites in place with Q.
+    q[:, :k] = a_s[:, :k]
+    q_, _work, info = f2py("orgqr", dt)(q, tau, lwork=K._orgqr_lwork(dt, m, qc, k), overwrite_a=1)
+    if q_ is not q:  # pragma: no cover - in place, as above
+        q[...] = q_
+    del q_
+    if info:  # pragma: no cover - orgqr reports only wrong arguments
+        del q, r, a_s, sf, qf, rf
+        for buf in (s_owner, r_owner, q_owner):
+            pool.recycle(buf, 0)
+        return None
+    _fmat(qf, qc, m)[...] = q.T  # every element of Q^T
+    del q, r, a_s, sf
+    pool.recycle(s_owner, 0)
+    rec = eng._recycler
+    return _pooled((qc, m), dt, q_owner, qf, rec), _pooled((n, qc), dt, r_owner, rf, rec)
+
+
+def qr_rows(eng: EngineBase, a: Any, mode: str) -> Any:
+    """``(Q^T, R^T)`` of ``x = a.T`` as `_qr_rows` computes them, or None (see `run`):
+    the QR of a C-ordered matrix whose column-major owner is ``a``."""
+    if mode.__class__ is not str or mode not in ("reduced", "complete"):
+        return None  # the general path refuses it (typed)
+    return run(eng, a, False, _qr_rows, mode == "complete")
 
 
 def _expm(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Tensor:
