@@ -130,12 +130,16 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     op = "tenferro.tensordot"
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
-    a, b = (x1, x2) if x1.dtype is x2.dtype else _promoted((x1, x2), op)
-    key = _axes_key(a.shape, b.shape, axes)
+    dt = x1.dtype if x1.dtype is x2.dtype else operand_dtype((x1, x2), op)
+    # The axes are checked on the operands before either is converted: a refused
+    # call computes nothing (a promoted copy would be counted as live meanwhile).
+    key = _axes_key(x1.shape, x2.shape, axes)
     if key is None:
-        ax_a, ax_b = _tensordot_axes(a, b, axes, op)
+        ax_a, ax_b = _tensordot_axes(x1, x2, axes, op)
     else:
-        ax_a, ax_b = _planned(key, _tensordot_axes, a, b, axes, op)
+        ax_a, ax_b = _planned(key, _tensordot_axes, x1, x2, axes, op)
+    a = x1 if x1.dtype is dt else astype(x1, dt)
+    b = x2 if x2.dtype is dt else astype(x2, dt)
     if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
         return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
     if _c_ordered_pair(a, b):

@@ -20,6 +20,7 @@ from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
 from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg
+from ._indexing import scalar_value
 from ._refusals import numpy_call
 
 Shape = tuple[int, ...]
@@ -301,6 +302,21 @@ def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = No
 
 
 # ---------------------------------------------------------------------- ranges
+def _bound(value: Any, name: str, op: str) -> Any:
+    """An `arange` bound: a 0-d tenferro array read as its Python scalar; a larger one
+    refused (INVALID_ARGUMENT) before numpy sees it (numpy would do arithmetic and
+    comparisons on it, computing pooled temporaries, then fail on a truth value)."""
+    if not isinstance(value, ARRAY_TYPES):
+        return value
+    if value.shape != ():
+        raise ValidationError(
+            op,
+            f"{name} must be a number or a 0-d array, got an array of shape {value.shape}",
+            kind="INVALID_ARGUMENT",
+        )
+    return scalar_value(value, op)
+
+
 def arange(
     start: Any,
     /,
@@ -315,6 +331,9 @@ def arange(
     _check_device(device, op)
     if stop is None:
         start, stop = 0, start
+    start = _bound(start, "start", op)
+    stop = _bound(stop, "stop", op)
+    step = _bound(step, "step", op)
     want = dtype_arg(dtype, op)
     if want is None:
         floats = any(isinstance(v, float) for v in (start, stop, step))

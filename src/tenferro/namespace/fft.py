@@ -6,10 +6,12 @@ new pooled tensor of the default engine (Ownership: **computes**).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
+from ..errors import ValidationError
 from ._adapter import compute, emit
 from ._core import check_array, check_category, dtype_arg
 from ._refusals import numpy_call
@@ -42,10 +44,29 @@ def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Any:
     return emit(op, compute(op, lambda a: fn(a, n=n, axis=axis, norm=norm), (x,)))
 
 
+def _ints(value: Any, name: str, op: str) -> tuple[int, ...] | None:
+    """``s`` or ``axes``: None or a sequence of ints, checked before numpy sees it (numpy
+    converts an array given here to integers: a counted copy, then maybe a refusal)."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, range)):
+            raise TypeError
+        return tuple(operator.index(v) for v in value)
+    except TypeError:
+        raise ValidationError(
+            op,
+            f"{name} must be None or a sequence of ints, got {value!r}",
+            kind="INVALID_AXIS" if name == "axes" else "INVALID_ARGUMENT",
+        ) from None
+
+
 def _many(name: str, category: str, x: Any, s: Any, axes: Any, norm: str) -> Any:
     op = f"tenferro.fft.{name}"
     check_array(x, op)
     check_category(op, x.dtype, category)
+    s = _ints(s, "s", op)
+    axes = _ints(axes, "axes", op)
     fn = getattr(np.fft, name)
     return emit(op, compute(op, lambda a: fn(a, s=s, axes=axes, norm=norm), (x,)))
 
