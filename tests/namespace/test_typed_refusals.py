@@ -79,6 +79,15 @@ CASES: list[tuple[str, Callable[[], Any], type[BaseException], str]] = [
     ("setitem bool key, 2-D value", lambda: tfr.asarray(7.0).__setitem__(True, _f()),
      TypeError, "INVALID_TYPE"),
     ("shape given as a view", lambda: tfr.ones(_f()[::-1]), ValueError, "INVALID_SHAPE"),
+    # found by randomized 10x runs of the fuzz (HYPOTHESIS_PROFILE=thorough)
+    ("any, keepdims a numpy array", lambda: tfr.any(_f(), keepdims=np.array([0, 1])),
+     ValueError, "INVALID_ARGUMENT"),
+    ("sum, keepdims a numpy array", lambda: tfr.sum(_f(), keepdims=np.array([0, 1])),
+     ValueError, "INVALID_ARGUMENT"),
+    ("split at a nested list", lambda: tfr.split(_i(), [[0, 1], [1, 0]]), ValueError,
+     "INVALID_ARGUMENT"),
+    ("reshape to a numpy array of two dims", lambda: tfr.reshape(_f(), np.array([3, 3])),
+     ValueError, "LENGTH_MISMATCH"),
 ]  # fmt: skip
 
 

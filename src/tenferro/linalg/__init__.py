@@ -371,6 +371,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
         a, nb = _trailing(x, op)
         return _leading(default_engine().pinv(a, None if rtol is None else float(rtol)), nb)
     _ndim(x, op)
+    _check_rtol(rtol, x.shape[:-2], op, exact=True)
     u, sv, vh = svd(x, full_matrices=False)
     m, n = x.shape[-2], x.shape[-1]
 
@@ -388,6 +389,26 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
     return result
 
 
+def _check_rtol(rtol: Any, batch: tuple[int, ...], op: str, exact: bool) -> None:
+    """Refuse an array ``rtol`` that does not broadcast against the batch shape (to
+    exactly it where ``exact``: `pinv` writes one cut per matrix) before the SVD runs:
+    refused after it, the SVD's pooled factors would stay counted as live while the
+    error's traceback holds them."""
+    if not isinstance(rtol, (Tensor, TensorView)):
+        return
+    try:
+        shape = np.broadcast_shapes(rtol.shape, batch)
+    except ValueError:
+        shape = None
+    if shape is None or (exact and shape != batch):
+        raise ValidationError(
+            op,
+            f"rtol of shape {rtol.shape} does not broadcast against the batch shape "
+            f"{batch} of the matrices",
+            kind="INVALID_ARGUMENT",
+        )
+
+
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
     """Numerical rank of each matrix (``(..., M, N)`` -> ``(...)``, int64).
 
@@ -402,6 +423,7 @@ def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
     if nd < 2:
         raise ValidationError(op, f"needs rank >= 2 (..., M, N), got {nd}", kind="INVALID_RANK")
     m, n = x.shape[-2], x.shape[-1]
+    _check_rtol(rtol, x.shape[:-2], op, exact=False)
     sv = svdvals(x)
 
     def rank(values: Any, tolerance: Any) -> Any:

@@ -31,7 +31,7 @@ from ._adapter import (
     reversed_operand,
     unmirror,
 )
-from ._core import check_array, check_category, normalize_axis, operand_dtype
+from ._core import check_array, check_category, int_param, normalize_axis, operand_dtype
 from ._creation import astype
 
 # numpy's stubs cannot type some calls with runtime-chosen arguments.
@@ -335,6 +335,7 @@ def diag(x: Any, /, k: int = 0) -> Result:
     check_array(x, op)
     if x.ndim not in (1, 2):
         raise ValidationError(op, "diag needs a 1-D or 2-D array", kind="INVALID_ARGUMENT")
+    k = int_param(k, "k", op)
     return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
 
 
@@ -348,6 +349,9 @@ def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Resu
     check_array(x, op)
     if x.ndim < 2:
         raise ValidationError(op, "diagonal needs at least 2 axes", kind="INVALID_ARGUMENT")
+    offset = int_param(offset, "offset", op)
+    axis1 = int_param(axis1, "axis1", op)
+    axis2 = int_param(axis2, "axis2", op)
     return emit(
         op,
         compute(op, lambda a: np.array(np.diagonal(a, offset, axis1, axis2)), (x,)),

@@ -19,7 +19,7 @@ from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
 from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
-from ._core import check_array, check_category, dtype_arg
+from ._core import check_array, check_category, dtype_arg, int_param
 from ._indexing import scalar_value
 from ._refusals import numpy_call
 
@@ -416,6 +416,7 @@ def tril(x: Any, /, *, k: int = 0) -> Result:
     op = "tenferro.tril"
     check_array(x, op)
     _check_matrix(x, op)
+    k = int_param(k, "k", op)
     return emit(op, compute(op, lambda a: np.tril(a, k), (x,)))
 
 
@@ -424,6 +425,7 @@ def triu(x: Any, /, *, k: int = 0) -> Result:
     op = "tenferro.triu"
     check_array(x, op)
     _check_matrix(x, op)
+    k = int_param(k, "k", op)
     return emit(op, compute(op, lambda a: np.triu(a, k), (x,)))
 
 

@@ -58,7 +58,15 @@ def _split_points(n: int, sections: Any, even: bool, op: str) -> list[int]:
     if isinstance(sections, (list, tuple)) or (
         hasattr(sections, "ndim") and getattr(sections, "ndim", 0) == 1
     ):
-        return [min(max(int(p) if int(p) >= 0 else n + int(p), 0), n) for p in sections]
+        try:
+            cuts = [int(p) for p in sections]
+        except (TypeError, ValueError):  # (a nested list, a string, a NaN)
+            raise ValidationError(
+                op,
+                f"indices_or_sections must be an int or a sequence of ints, got {sections!r}",
+                kind="INVALID_ARGUMENT",
+            ) from None
+        return [min(max(p if p >= 0 else n + p, 0), n) for p in cuts]
     try:
         k = operator.index(sections)
     except TypeError:

@@ -21,6 +21,7 @@ from ._core import (
     check_array,
     check_category,
     dtype_arg,
+    flag_param,
     normalize_axis,
     operand_dtype,
     scalar_to,
@@ -64,6 +65,8 @@ def _reduce(
     check_category(op, dt, category)
     axes = axes_tuple(axis, x.ndim, op)
     keep = kw.get("keepdims", False)
+    if keep is not False and keep is not True:
+        keep = kw["keepdims"] = flag_param(keep, "keepdims", op)
     reduced = range(x.ndim) if axes is None else axes
     shape = tuple(
         1 if i in reduced else d for i, d in enumerate(x.shape) if keep or i not in reduced
@@ -80,6 +83,10 @@ def _reduce(
         raise
     except NUMPY_REFUSALS as exc:
         raise numpy_refusal(op, exc) from None
+
+
+def _not_bool(value: Any) -> bool:
+    return value.__class__ is not bool
 
 
 def _all_axes(x: Any) -> Any:
@@ -109,6 +116,8 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     hit = _mirrored(op, x, axis)
     if hit is not None:
         return unmirror(sum(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
@@ -129,6 +138,8 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     hit = _mirrored(op, x, axis)
     if hit is not None:
         return unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims))
@@ -247,6 +258,8 @@ def diff(
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """How many elements along ``axis`` are non-zero (int64). Ownership: **computes**."""
     op = "tenferro.count_nonzero"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     check_array(x, op)
     axes = axes_tuple(axis, x.ndim, op)
     return emit(
@@ -279,6 +292,8 @@ def _check_not_empty(x: Any, axis: Any, op: str) -> None:
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first maximum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmax"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     check_array(x, op)
     check_category(op, x.dtype, "real numeric")
     _check_not_empty(x, axis, op)
@@ -290,6 +305,8 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Res
 def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first minimum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmin"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     check_array(x, op)
     check_category(op, x.dtype, "real numeric")
     _check_not_empty(x, axis, op)
