@@ -88,6 +88,11 @@ CASES: list[tuple[str, Callable[[], Any], type[BaseException], str]] = [
      "INVALID_ARGUMENT"),
     ("reshape to a numpy array of two dims", lambda: tfr.reshape(_f(), np.array([3, 3])),
      ValueError, "LENGTH_MISMATCH"),
+    ("full_like with a sequence", lambda: tfr.full_like(_i(), (2**40,)), ValueError,
+     "INVALID_DATA"),
+    ("full with a list", lambda: tfr.full((2,), [1.0, 2.0]), ValueError, "INVALID_DATA"),
+    ("asarray, copy a numpy array", lambda: tfr.asarray(_f(), copy=np.array([0, 1])),
+     ValueError, "INVALID_ARGUMENT"),
 ]  # fmt: skip
 
 

@@ -22,8 +22,10 @@ After every call that raises:
 Untyped errors are collected (not raised at the first) so that a run reports
 every function x exception class it found. Sizes: the CI run is
 ``EXAMPLES`` examples of ``CALLS_PER_EXAMPLE`` calls (derandomized, well under
-a minute); ``TENFERRO_NS_FUZZ_SCALE=10`` (or ``HYPOTHESIS_PROFILE=thorough``)
-runs ten times that, randomized, for a local soak:
+a minute); ``TENFERRO_NS_FUZZ_SCALE=10`` runs ten times that, still
+derandomized (the same calls every run: counts compare across commits), and
+``HYPOTHESIS_PROFILE=thorough`` ten times that randomized (new calls every
+run: a soak finds what the fixed sequence never draws):
 ``TENFERRO_NS_FUZZ_SCALE=10 pytest tests/reliability/test_namespace_fuzz.py -s``.
 """
 

@@ -178,6 +178,18 @@ NAMESPACE_REFUSALS: dict[str, Callable[[], Any]] = {
     "linalg.matrix_rank given an rtol that does not broadcast": lambda: tfr.linalg.matrix_rank(
         _f64(2, 2, 3), rtol=_f64(3)
     ),
+    "linalg.matrix_rank given a dtype as rtol": lambda: tfr.linalg.matrix_rank(
+        _f64(2, 3), rtol=tfr.float32
+    ),
+    "vecdot given a tensor as axis": lambda: tfr.vecdot(_f64(2, 3), _f64(2, 3), axis=_f64(2, 3)),
+    "linalg.cross of mixed dtypes with an invalid axis": lambda: tfr.linalg.cross(
+        tfr.asarray(np.arange(4).reshape(2, 2)),
+        tfr.asarray(np.array([3, 1, 2], dtype=np.uint8)),
+        axis=Ellipsis,
+    ),
+    "take of a list of indices along an invalid axis": lambda: tfr.take(
+        _f64(2), [[0, 1], [1, 0]], axis=np.array([0, 1])
+    ),
 }
 
 

@@ -389,12 +389,23 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
     return result
 
 
+#: What `matrix_rank` takes as a number ``rtol`` (numpy compares with any of them).
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
 def _check_rtol(rtol: Any, batch: tuple[int, ...], op: str, exact: bool) -> None:
     """Refuse an array ``rtol`` that does not broadcast against the batch shape (to
     exactly it where ``exact``: `pinv` writes one cut per matrix) before the SVD runs:
     refused after it, the SVD's pooled factors would stay counted as live while the
     error's traceback holds them."""
     if not isinstance(rtol, (Tensor, TensorView)):
+        if rtol is not None and not isinstance(rtol, _REAL_SCALARS):
+            raise ValidationError(
+                op,
+                f"rtol must be None, a real number or a tenferro array, got "
+                f"{type(rtol).__name__}; wrap numpy data with tenferro.asarray",
+                kind="INVALID_ARGUMENT",
+            )
         return
     try:
         shape = np.broadcast_shapes(rtol.shape, batch)

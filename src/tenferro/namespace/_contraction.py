@@ -233,6 +233,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
         key = ("vecdot", x1.shape, x2.shape, x1.dtype, x2.dtype, axis)
         dt = _planned(key, _vecdot_plan, x1, x2, axis)
     else:
+        axis = _int_axis(axis, op)
         dt = _vecdot_plan(x1, x2, axis)
     a = x1 if x1.dtype is dt else astype(x1, dt)
     b = x2 if x2.dtype is dt else astype(x2, dt)
@@ -240,6 +241,21 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
         return emit(op, compute(op, lambda p, q: _np.vecdot(p, q, axis=axis), (a, b)))
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+def _int_axis(axis: Any, op: str) -> int:
+    """An axis that is not an exact int: a 0-d integer array or an index-like value as
+    its int; anything else (an array, a float, a bool) refused (INVALID_AXIS) before it
+    is compared with anything (an array compared would compute a pooled result)."""
+    axis = int_param(axis, "axis", op)
+    try:
+        if isinstance(axis, bool):
+            raise TypeError
+        return operator.index(axis)
+    except TypeError:
+        raise ValidationError(
+            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXIS"
+        ) from None
 
 
 def _vecdot_plan(x1: Any, x2: Any, axis: Any) -> DType:

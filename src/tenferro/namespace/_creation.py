@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import check_copy, count_copy, record_copy
+from ..copies import check_copy, check_copy_flag, count_copy, record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
@@ -122,6 +122,9 @@ def asarray(
     """
     op = "tenferro.asarray"
     _check_device(device, op)
+    flag: Any = copy
+    if isinstance(flag, (*ARRAY_TYPES, np.ndarray)):
+        check_copy_flag(op, flag, allow_none=True)  # refuses it: its truth is ambiguous
     want = dtype_arg(dtype, op)
     if isinstance(obj, ARRAY_TYPES):
         if want is not None and want is not obj.dtype:
@@ -222,7 +225,10 @@ def _scalar_value(value: Any, dt: DType, op: str) -> Any:
         value = compute(op, lambda a: a.item(), (value,))
     try:
         with np.errstate(over="ignore"):
-            return dt.numpy.type(value)
+            out = dt.numpy.type(value)
+        if isinstance(out, np.ndarray):  # a sequence: numpy's scalar types take one
+            raise TypeError
+        return out
     except (OverflowError, TypeError, ValueError):
         raise ValidationError(
             op, f"{value!r} cannot be stored as {dt.value}", kind="INVALID_DATA"
