@@ -181,6 +181,10 @@ NAMESPACE_REFUSALS: dict[str, Callable[[], Any]] = {
     "linalg.matrix_rank given a dtype as rtol": lambda: tfr.linalg.matrix_rank(
         _f64(2, 3), rtol=tfr.float32
     ),
+    "dot of mixed dtypes whose shapes do not align": lambda: tfr.dot(
+        tfr.asarray(np.array([0.5, 1.0, 2.0], dtype=np.float32)), _f64(2, 3)
+    ),
+    "fft.rfft given a tensor as n": lambda: tfr.fft.rfft(_f64(2, 3), n=_f64(2, 3)),
     "vecdot given a tensor as axis": lambda: tfr.vecdot(_f64(2, 3), _f64(2, 3), axis=_f64(2, 3)),
     "linalg.cross of mixed dtypes with an invalid axis": lambda: tfr.linalg.cross(
         tfr.asarray(np.arange(4).reshape(2, 2)),

@@ -304,6 +304,13 @@ def dot(a: Any, b: Any, /) -> Any:
     op = "tenferro.dot"
     check_array(a, op, "a")
     check_array(b, op, "b")
+    sa, sb = a.shape, b.shape
+    if sa and sb and sa[-1] != sb[-2 if len(sb) > 1 else -1]:
+        # numpy's rule, checked before the operands are promoted (a refused call
+        # computes nothing: a converted copy would stay counted in the traceback).
+        raise ValidationError(
+            op, f"shapes {sa} and {sb} are not aligned for dot", kind="DIM_MISMATCH"
+        )
     p, q = _promoted((a, b), op)
     if p.ndim == 2 and q.ndim == 2:
         return matmul(p, q)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ._adapter import compute, emit
-from ._core import check_array, check_category, dtype_arg
+from ._core import check_array, check_category, dtype_arg, int_param
 from ._refusals import numpy_call
 
 __all__ = [
@@ -40,6 +40,8 @@ def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Any:
     op = f"tenferro.fft.{name}"
     check_array(x, op)
     check_category(op, x.dtype, category)
+    n = int_param(n, "n", op)
+    axis = int_param(axis, "axis", op)
     fn = getattr(np.fft, name)
     return emit(op, compute(op, lambda a: fn(a, n=n, axis=axis, norm=norm), (x,)))
 
