@@ -91,6 +91,8 @@ CASES: list[tuple[str, Callable[[], Any], type[BaseException], str]] = [
     ("full_like with a sequence", lambda: tfr.full_like(_i(), (2**40,)), ValueError,
      "INVALID_DATA"),
     ("full with a list", lambda: tfr.full((2,), [1.0, 2.0]), ValueError, "INVALID_DATA"),
+    ("searchsorted, side an array", lambda: tfr.searchsorted(_i(), _i(), side=np.array([0, 1])),
+     ValueError, "INVALID_ARGUMENT"),
     ("vecdot, axis a tuple", lambda: tfr.vecdot(_f(), _f(), axis=(1,)), ValueError,
      "INVALID_AXIS"),
     ("asarray, copy a numpy array", lambda: tfr.asarray(_f(), copy=np.array([0, 1])),

@@ -347,7 +347,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     """Insertion indices of ``x2`` into sorted 1-D ``x1`` (int64). Ownership: **computes**."""
     op = "tenferro.searchsorted"
     check_array(x1, op)
-    if side not in ("left", "right"):
+    if side.__class__ is not str or side not in ("left", "right"):  # (an array compared: ambiguous)
         raise ValidationError(op, "side must be 'left' or 'right'", kind="INVALID_ARGUMENT")
     return emit(
         op,
