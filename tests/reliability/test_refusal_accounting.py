@@ -185,6 +185,12 @@ NAMESPACE_REFUSALS: dict[str, Callable[[], Any]] = {
         tfr.asarray(np.array([0.5, 1.0, 2.0], dtype=np.float32)), _f64(2, 3)
     ),
     "fft.rfft given a tensor as n": lambda: tfr.fft.rfft(_f64(2, 3), n=_f64(2, 3)),
+    "diff given a tensor as n": lambda: tfr.diff(_f64(2, 3), n=_f64(2, 3)),
+    "var given a tensor as correction": lambda: tfr.var(_f64(2, 3), correction=_f64(2, 3)),
+    "std given a tensor as correction": lambda: tfr.std(_f64(2, 3), correction=_f64(2, 3)),
+    "linalg.matrix_norm given a tensor as keepdims": lambda: tfr.linalg.matrix_norm(
+        _f64(3, 3), keepdims=_f64(2, 3)
+    ),
     "vecdot given a tensor as axis": lambda: tfr.vecdot(_f64(2, 3), _f64(2, 3), axis=_f64(2, 3)),
     "linalg.cross of mixed dtypes with an invalid axis": lambda: tfr.linalg.cross(
         tfr.asarray(np.arange(4).reshape(2, 2)),

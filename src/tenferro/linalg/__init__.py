@@ -45,7 +45,7 @@ from ..errors import ValidationError
 from ..namespace import _interop
 from ..namespace._adapter import compute, emit, mirror, unmirror
 from ..namespace._contraction import matmul as _matmul
-from ..namespace._core import broadcast_shapes
+from ..namespace._core import axes_tuple, broadcast_shapes, flag_param
 from ..namespace._manipulation import broadcast_to, reshape, squeeze
 from ..tensor import Tensor
 from ..view import TensorView
@@ -150,6 +150,13 @@ def _leading(t: Tensor, nb: int, core: int = 2) -> ArrayLike:
 
 
 # ---------------------------------------------------------------------- array API functions
+def _flag(value: Any, name: str, op: str) -> Any:
+    """A flag given as an array (a numpy operand's or a tensor's truth is ambiguous) is
+    refused (`ValidationError` INVALID_ARGUMENT) before anything is computed; anything
+    else goes on as before."""
+    return value if value.__class__ is bool else flag_param(value, name, op)
+
+
 def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     """``(U, S, Vh)`` with ``U @ diag(S) @ Vh == x``; S descending (array API ``svd``).
 
@@ -160,6 +167,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
         u, s, vh = default_engine().svd(m, full_matrices=full_matrices)
         return SVDResult(unmirror(vh), s, unmirror(u))
     a, nb = _trailing(x, "linalg.svd")
+    full_matrices = _flag(full_matrices, "full_matrices", "linalg.svd")
     u, s, vh = default_engine().svd(a, full_matrices=full_matrices)
     return SVDResult(_leading(u, nb), _leading(s, nb, 1), _leading(vh, nb))  # type: ignore[arg-type]
 
@@ -262,7 +270,7 @@ def cholesky(x: Any, /, *, upper: bool = False) -> ArrayLike:
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
     a, nb = _trailing(x, "linalg.cholesky")
-    return _leading(default_engine().cholesky(a, upper), nb)
+    return _leading(default_engine().cholesky(a, _flag(upper, "upper", "linalg.cholesky")), nb)
 
 
 def _solve_operands(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
@@ -316,6 +324,12 @@ def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
             "linalg.lstsq",
             "lstsq takes a 2-D matrix here; use CpuEngine.lstsq for batches [M, N, B...]",
             kind="INVALID_RANK",
+        )
+    if rcond is not None and not isinstance(rcond, (*_REAL_SCALARS, Tensor, TensorView)):
+        raise ValidationError(
+            "linalg.lstsq",
+            f"rcond must be None or a real number, got {type(rcond).__name__}",
+            kind="INVALID_ARGUMENT",
         )
     return default_engine().lstsq(x1, x2, rcond)
 
@@ -454,6 +468,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Array
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
     a, nb = _trailing(x, "linalg.matrix_norm")
+    keepdims = _flag(keepdims, "keepdims", "linalg.matrix_norm")  # before the norm is computed
     out = default_engine().matrix_norm(a, ord)
     if not keepdims:
         return out
@@ -467,7 +482,10 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: flo
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
-    _ndim(x, "linalg.vector_norm")
+    nd = _ndim(x, "linalg.vector_norm")
+    keepdims = _flag(keepdims, "keepdims", "linalg.vector_norm")
+    if axis is not None and axis.__class__ is not int:
+        axes_tuple(axis, nd, "linalg.vector_norm")  # typed refusals (numpy's overflow is not)
     return default_engine().vector_norm(x, axis, keepdims, ord)
 
 

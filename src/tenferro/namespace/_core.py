@@ -20,6 +20,7 @@ __all__ = [
     "flag_param",
     "int_param",
     "normalize_axis",
+    "number_param",
     "operand_dtype",
     "scalar_to",
 ]
@@ -176,6 +177,27 @@ def flag_param(value: Any, name: str, op: str) -> bool:
             op, f"{name} must be True or False, got an array", kind="INVALID_ARGUMENT"
         )
     return bool(value)
+
+
+def number_param(value: Any, name: str, op: str) -> Any:
+    """A real number parameter (``correction``) given as an array: a 0-d real one as its
+    Python number; any other refused (`ValidationError` INVALID_ARGUMENT) before numpy
+    does arithmetic on it. Anything else is returned as it is."""
+    if isinstance(value, np.ndarray):
+        ok = value.shape == () and value.dtype.kind in "iuf"
+        is_float = value.dtype.kind == "f"
+    elif isinstance(value, ARRAY_TYPES):
+        ok = value.shape == () and (value.dtype.is_integer or value.dtype.is_float)
+        is_float = value.dtype.is_float
+    else:
+        return value
+    if not ok:
+        raise ValidationError(
+            op,
+            f"{name} must be a real number, got an array of shape {value.shape}",
+            kind="INVALID_ARGUMENT",
+        )
+    return float(value) if is_float else int(value)
 
 
 def dtype_arg(dtype: Any, op: str) -> DType | None:

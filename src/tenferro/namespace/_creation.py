@@ -394,7 +394,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     op = "tenferro.meshgrid"
     for a in arrays:
         check_array(a, op)
-    if indexing not in ("xy", "ij"):
+    if indexing.__class__ is not str or indexing not in ("xy", "ij"):
         raise ValidationError(op, "indexing must be 'xy' or 'ij'", kind="INVALID_ARGUMENT")
     grids = compute(
         op,

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import check_copy, count_copy
+from ..copies import check_copy, check_copy_flag, count_copy
 from ..engine.interface import view_of
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..layout import ArgMemo, col_major_strides, permuter
@@ -226,6 +226,9 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     under `forbid_copies`).
     """
     op = "tenferro.reshape"
+    flag: Any = copy
+    if isinstance(flag, (Tensor, TensorView, np.ndarray)):
+        check_copy_flag(op, flag, allow_none=True)  # refuses it: an array's truth is ambiguous
     if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
         # The descriptor numpy's no-copy reshape gives this layout, remembered per
         # (shape, strides, new shape): no array is built per call.

@@ -22,7 +22,9 @@ from ._core import (
     check_category,
     dtype_arg,
     flag_param,
+    int_param,
     normalize_axis,
+    number_param,
     operand_dtype,
     scalar_to,
 )
@@ -169,6 +171,7 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
 
 def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Result:
     """Standard deviation (``correction`` degrees of freedom). Ownership: **computes**."""
+    correction = number_param(correction, "correction", "tenferro.std")
     return _reduce(
         "tenferro.std", x, np.std, axis, "real floating", ddof=correction, keepdims=keepdims
     )
@@ -176,6 +179,7 @@ def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool 
 
 def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Result:
     """Variance (``correction`` degrees of freedom). Ownership: **computes**."""
+    correction = number_param(correction, "correction", "tenferro.var")
     return _reduce(
         "tenferro.var", x, np.var, axis, "real floating", ddof=correction, keepdims=keepdims
     )
@@ -242,6 +246,7 @@ def diff(
     op = "tenferro.diff"
     check_array(x, op)
     check_category(op, x.dtype, "numeric")
+    n = int_param(n, "n", op)
     ax = normalize_axis(axis, x.ndim, op)
     kw: dict[str, Any] = {}
 
