@@ -185,6 +185,7 @@ NAMESPACE_REFUSALS: dict[str, Callable[[], Any]] = {
         tfr.asarray(np.array([0.5, 1.0, 2.0], dtype=np.float32)), _f64(2, 3)
     ),
     "fft.rfft given a tensor as n": lambda: tfr.fft.rfft(_f64(2, 3), n=_f64(2, 3)),
+    "eye given a tensor as k": lambda: tfr.eye(5, k=_f64(2, 3)),
     "diff given a tensor as n": lambda: tfr.diff(_f64(2, 3), n=_f64(2, 3)),
     "var given a tensor as correction": lambda: tfr.var(_f64(2, 3), correction=_f64(2, 3)),
     "std given a tensor as correction": lambda: tfr.std(_f64(2, 3), correction=_f64(2, 3)),

@@ -20,7 +20,6 @@ from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
 from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
 from ._core import check_array, check_category, dtype_arg, int_param
-from ._indexing import scalar_value
 from ._refusals import numpy_call
 
 Shape = tuple[int, ...]
@@ -320,7 +319,9 @@ def _bound(value: Any, name: str, op: str) -> Any:
             f"{name} must be a number or a 0-d array, got an array of shape {value.shape}",
             kind="INVALID_ARGUMENT",
         )
-    return scalar_value(value, op)
+    if value.dtype.is_integer:
+        return operator.index(value)
+    return complex(value) if value.dtype.is_complex else float(value)
 
 
 def arange(
@@ -386,6 +387,9 @@ def eye(
     op = "tenferro.eye"
     _check_device(device, op)
     dt = dtype_arg(dtype, op) or _DEFAULT_FLOAT
+    n_rows = int_param(n_rows, "n_rows", op)
+    n_cols = int_param(n_cols, "n_cols", op)
+    k = int_param(k, "k", op)
     return emit(op, numpy_call(op, np.eye, n_rows, n_cols, k=k, dtype=dt.numpy))
 
 
