@@ -185,6 +185,9 @@ NAMESPACE_REFUSALS: dict[str, Callable[[], Any]] = {
         tfr.asarray(np.array([0.5, 1.0, 2.0], dtype=np.float32)), _f64(2, 3)
     ),
     "fft.rfft given a tensor as n": lambda: tfr.fft.rfft(_f64(2, 3), n=_f64(2, 3)),
+    "einsum of mixed dtypes with subscripts that are not a string": lambda: tfr.einsum(
+        None, tfr.asarray(np.arange(6).reshape(3, 2)), tfr.asarray(np.array([1, -2, 3], np.int32))
+    ),
     "eye given a tensor as k": lambda: tfr.eye(5, k=_f64(2, 3)),
     "diff given a tensor as n": lambda: tfr.diff(_f64(2, 3), n=_f64(2, 3)),
     "var given a tensor as correction": lambda: tfr.var(_f64(2, 3), correction=_f64(2, 3)),

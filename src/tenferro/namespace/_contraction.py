@@ -277,6 +277,10 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Any:
     for x in operands:
         check_array(x, op, "operand")
     if subscripts.__class__ is not str or not operands or optimize is not None:
+        if subscripts.__class__ is not str:
+            # Refused by the engine (SUBSCRIPTS: the interleaved form takes label lists,
+            # which the operand check above refuses) before anything is promoted.
+            return default_engine().einsum(subscripts, *operands)
         arrays = _promoted(operands, op) if len(operands) > 1 else operands
         if optimize is None:
             return default_engine().einsum(subscripts, *arrays)
