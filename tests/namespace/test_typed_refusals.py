@@ -112,6 +112,8 @@ CASES: list[tuple[str, Callable[[], Any], type[BaseException], str]] = [
      ValueError, "INVALID_ARGUMENT"),
     ("reshape, copy an array", lambda: tfr.reshape(_f(), (3, 2), copy=np.array([0, 1])),
      ValueError, "INVALID_ARGUMENT"),
+    ("array_split into 2**40 sections", lambda: tfr.array_split(_i(), 2**40), MemoryError,
+     "OUT_OF_MEMORY"),
     ("vecdot, axis a tuple", lambda: tfr.vecdot(_f(), _f(), axis=(1,)), ValueError,
      "INVALID_AXIS"),
     ("asarray, copy a numpy array", lambda: tfr.asarray(_f(), copy=np.array([0, 1])),

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import as_dtype
-from ..errors import ValidationError
+from ..errors import OutOfMemoryError, ValidationError
 from ._adapter import emit
 from ._core import check_array, normalize_axis
 from ._indexing import getitem
@@ -54,6 +54,10 @@ def indices(dimensions: Any, dtype: Any = None, sparse: bool = False) -> Any:
     return emit(op, np.indices(dims, dtype=want))
 
 
+#: More sections than this cannot be returned (a list of that many views).
+_MAX_SECTIONS = 2**31
+
+
 def _split_points(n: int, sections: Any, even: bool, op: str) -> list[int]:
     if isinstance(sections, (list, tuple)) or (
         hasattr(sections, "ndim") and getattr(sections, "ndim", 0) == 1
@@ -85,6 +89,13 @@ def _split_points(n: int, sections: Any, even: bool, op: str) -> list[int]:
             f"an axis of length {n} does not split into {k} equal sections; use "
             "tenferro.array_split for unequal ones",
             kind="INVALID_ARGUMENT",
+        )
+    if k > _MAX_SECTIONS:
+        # numpy would build k arrays (all but n of them empty): a list no memory holds.
+        raise OutOfMemoryError(
+            op,
+            f"{k} sections of an axis of length {n} would be {k} arrays, more than can be "
+            f"made (at most {_MAX_SECTIONS}); ask for fewer sections",
         )
     size, extra = divmod(n, k)
     points = []
