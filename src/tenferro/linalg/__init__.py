@@ -46,7 +46,7 @@ from ..errors import ValidationError
 from ..namespace import _interop
 from ..namespace._adapter import compute, emit, mirror, unmirror
 from ..namespace._contraction import matmul as _matmul
-from ..namespace._core import broadcast_shapes
+from ..namespace._core import axes_tuple, broadcast_shapes, flag_param
 from ..namespace._manipulation import broadcast_to, reshape, squeeze
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
@@ -176,6 +176,13 @@ def _leading(t: Tensor, nb: int, core: int = 2) -> ArrayLike:
 
 
 # ---------------------------------------------------------------------- array API functions
+def _flag(value: Any, name: str, op: str) -> Any:
+    """A flag given as an array (a numpy operand's or a tensor's truth is ambiguous) is
+    refused (`ValidationError` INVALID_ARGUMENT) before anything is computed; anything
+    else goes on as before."""
+    return value if value.__class__ is bool else flag_param(value, name, op)
+
+
 def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     """``(U, S, Vh)`` with ``U @ diag(S) @ Vh == x``; S descending (array API ``svd``).
 
@@ -189,6 +196,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     if f is not None:
         return default_engine().svd(f, full_matrices=full_matrices)
     a, nb = _trailing(x, "linalg.svd")
+    full_matrices = _flag(full_matrices, "full_matrices", "linalg.svd")
     u, s, vh = default_engine().svd(a, full_matrices=full_matrices)
     return SVDResult(_leading(u, nb), _leading(s, nb, 1), _leading(vh, nb))  # type: ignore[arg-type]
 
@@ -299,7 +307,7 @@ def cholesky(x: Any, /, *, upper: bool = False) -> ArrayLike:
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
     a, nb = _trailing(x, "linalg.cholesky")
-    return _leading(default_engine().cholesky(a, upper), nb)
+    return _leading(default_engine().cholesky(a, _flag(upper, "upper", "linalg.cholesky")), nb)
 
 
 def _solve_operands(x1: Any, x2: Any, op: str) -> tuple[Any, Any, int, bool]:
@@ -358,6 +366,12 @@ def lstsq(x1: Any, x2: Any, /, *, rcond: float | None = None) -> LstsqResult:
             kind="INVALID_RANK",
             shape=tuple(x1.shape),
         )
+    if rcond is not None and not isinstance(rcond, (*_REAL_SCALARS, Tensor, TensorView)):
+        raise ValidationError(
+            "linalg.lstsq",
+            f"rcond must be None or a real number, got {type(rcond).__name__}",
+            kind="INVALID_ARGUMENT",
+        )
     return default_engine().lstsq(x1, x2, rcond)
 
 
@@ -412,6 +426,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
         a, nb = _trailing(x, op)
         return _leading(default_engine().pinv(a, None if rtol is None else float(rtol)), nb)
     _ndim(x, op)
+    _check_rtol(rtol, x.shape[:-2], op, exact=True)
     u, sv, vh = svd(x, full_matrices=False)
     m, n = x.shape[-2], x.shape[-1]
 
@@ -427,6 +442,37 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ArrayLike:
 
     result: ArrayLike = emit(op, compute(op, pseudo_inverse, (u, sv, vh, rtol)))
     return result
+
+
+#: What `matrix_rank` takes as a number ``rtol`` (numpy compares with any of them).
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _check_rtol(rtol: Any, batch: tuple[int, ...], op: str, exact: bool) -> None:
+    """Refuse an array ``rtol`` that does not broadcast against the batch shape (to
+    exactly it where ``exact``: `pinv` writes one cut per matrix) before the SVD runs:
+    refused after it, the SVD's pooled factors would stay counted as live while the
+    error's traceback holds them."""
+    if not isinstance(rtol, (Tensor, TensorView)):
+        if rtol is not None and not isinstance(rtol, _REAL_SCALARS):
+            raise ValidationError(
+                op,
+                f"rtol must be None, a real number or a tenferro array, got "
+                f"{type(rtol).__name__}; wrap numpy data with tenferro.asarray",
+                kind="INVALID_ARGUMENT",
+            )
+        return
+    try:
+        shape = np.broadcast_shapes(rtol.shape, batch)
+    except ValueError:
+        shape = None
+    if shape is None or (exact and shape != batch):
+        raise ValidationError(
+            op,
+            f"rtol of shape {rtol.shape} does not broadcast against the batch shape "
+            f"{batch} of the matrices",
+            kind="INVALID_ARGUMENT",
+        )
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> ArrayLike:
@@ -445,6 +491,7 @@ def matrix_rank(x: Any, /, *, rtol: Any = None) -> ArrayLike:
             op, f"needs rank >= 2 (..., M, N), got {nd}", kind="INVALID_RANK", shape=tuple(x.shape)
         )
     m, n = x.shape[-2], x.shape[-1]
+    _check_rtol(rtol, x.shape[:-2], op, exact=False)
     sv = svdvals(x)
 
     def rank(values: Any, tolerance: Any) -> Any:
@@ -464,6 +511,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Array
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
     a, nb = _trailing(x, "linalg.matrix_norm")
+    keepdims = _flag(keepdims, "keepdims", "linalg.matrix_norm")  # before the norm is computed
     out = default_engine().matrix_norm(a, ord)
     if not keepdims:
         return out
@@ -477,7 +525,10 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: flo
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
-    _ndim(x, "linalg.vector_norm")
+    nd = _ndim(x, "linalg.vector_norm")
+    keepdims = _flag(keepdims, "keepdims", "linalg.vector_norm")
+    if axis is not None and axis.__class__ is not int:
+        axes_tuple(axis, nd, "linalg.vector_norm")  # typed refusals (numpy's overflow is not)
     return default_engine().vector_norm(x, axis, keepdims, ord)
 
 

@@ -53,20 +53,23 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
     check_category(op, x1.dtype, "numeric")
     check_category(op, x2.dtype, "numeric")
     dt = operand_dtype((x1, x2), op)
-    a = x1 if x1.dtype is dt else astype(x1, dt)
-    b = x2 if x2.dtype is dt else astype(x2, dt)
-    nd = min(a.ndim, b.ndim)
+    # Axis and lengths are checked on the operands before either is converted: a
+    # refused call computes nothing (a promoted copy would be counted as live while
+    # the error's traceback holds it).
+    nd = min(x1.ndim, x2.ndim)
     if isinstance(axis, bool) or not isinstance(axis, int) or not -nd <= axis <= -1:
         raise ValidationError(
             op, f"axis must be an int in [-{nd}, -1], got {axis!r}", kind="INVALID_AXIS"
         )
-    if a.shape[axis] != 3 or b.shape[axis] != 3:
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValidationError(
             op,
-            f"the vectors along axis {axis} must have 3 elements, got {a.shape[axis]} and "
-            f"{b.shape[axis]}",
+            f"the vectors along axis {axis} must have 3 elements, got {x1.shape[axis]} and "
+            f"{x2.shape[axis]}",
             kind="DIM_MISMATCH",
         )
+    a = x1 if x1.dtype is dt else astype(x1, dt)
+    b = x2 if x2.dtype is dt else astype(x2, dt)
     try:
         return emit(op, compute(op, lambda p, q: np.cross(p, q, axis=axis), (a, b)))
     except ValueError as exc:  # shapes that do not broadcast

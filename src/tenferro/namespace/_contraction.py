@@ -38,7 +38,7 @@ from ._adapter import (
     reversed_operand,
     unmirror,
 )
-from ._core import check_array, check_category, normalize_axis, operand_dtype
+from ._core import check_array, check_category, int_param, normalize_axis, operand_dtype
 from ._creation import astype
 
 # numpy's stubs cannot type some calls with runtime-chosen arguments.
@@ -173,12 +173,16 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
                     return cast(Result, res)
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
-    a, b = (x1, x2) if x1.dtype is x2.dtype else _promoted((x1, x2), op)
-    key = _axes_key(a.shape, b.shape, axes)
+    dt = x1.dtype if x1.dtype is x2.dtype else operand_dtype((x1, x2), op)
+    # The axes are checked on the operands before either is converted: a refused
+    # call computes nothing (a promoted copy would be counted as live meanwhile).
+    key = _axes_key(x1.shape, x2.shape, axes)
     if key is None:
-        ax_a, ax_b = _tensordot_axes(a, b, axes, op)
+        ax_a, ax_b = _tensordot_axes(x1, x2, axes, op)
     else:
-        ax_a, ax_b = _planned(key, _tensordot_axes, a, b, axes, op)
+        ax_a, ax_b = _planned(key, _tensordot_axes, x1, x2, axes, op)
+    a = x1 if x1.dtype is dt else astype(x1, dt)
+    b = x2 if x2.dtype is dt else astype(x2, dt)
     if a.dtype.is_integer or a.dtype.name == "BOOL" or a.size == 0 or b.size == 0:
         return emit(op, compute(op, lambda p, q: np.tensordot(p, q, (ax_a, ax_b)), (a, b)))
     if _c_ordered_pair(a, b):
@@ -409,6 +413,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
         key = ("vecdot", x1.shape, x2.shape, x1.dtype, x2.dtype, axis)
         dt = _planned(key, _vecdot_plan, x1, x2, axis)
     else:
+        axis = _int_axis(axis, op)
         dt = _vecdot_plan(x1, x2, axis)
     a = x1 if x1.dtype is dt else astype(x1, dt)
     b = x2 if x2.dtype is dt else astype(x2, dt)
@@ -416,6 +421,21 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Result:
         return emit(op, compute(op, lambda p, q: _np.vecdot(p, q, axis=axis), (a, b)))
     except ValueError as exc:
         raise ValidationError(op, str(exc), kind="DIM_MISMATCH") from None
+
+
+def _int_axis(axis: Any, op: str) -> int:
+    """An axis that is not an exact int: a 0-d integer array or an index-like value as
+    its int; anything else (an array, a float, a bool) refused (INVALID_AXIS) before it
+    is compared with anything (an array compared would compute a pooled result)."""
+    axis = int_param(axis, "axis", op)
+    try:
+        if isinstance(axis, bool):
+            raise TypeError
+        return operator.index(axis)
+    except TypeError:
+        raise ValidationError(
+            op, f"axis must be an int, got {axis!r}", kind="INVALID_AXIS"
+        ) from None
 
 
 def _vecdot_plan(x1: Any, x2: Any, axis: Any) -> DType:
@@ -444,6 +464,10 @@ def einsum(subscripts: str, /, *operands: Any, optimize: Any = None) -> Result:
     for x in operands:
         check_array(x, op, "operand")
     if subscripts.__class__ is not str or not operands or optimize is not None:
+        if subscripts.__class__ is not str:
+            # Refused by the engine (SUBSCRIPTS: the interleaved form takes label lists,
+            # which the operand check above refuses) before anything is promoted.
+            return default_engine().einsum(subscripts, *operands)
         arrays = _promoted(operands, op) if len(operands) > 1 else operands
         if optimize is None:
             return default_engine().einsum(subscripts, *arrays)
@@ -511,6 +535,13 @@ def dot(a: Any, b: Any, /) -> Result:
     op = "tenferro.dot"
     check_array(a, op, "a")
     check_array(b, op, "b")
+    sa, sb = a.shape, b.shape
+    if sa and sb and sa[-1] != sb[-2 if len(sb) > 1 else -1]:
+        # numpy's rule, checked before the operands are promoted (a refused call
+        # computes nothing: a converted copy would stay counted in the traceback).
+        raise ValidationError(
+            op, f"shapes {sa} and {sb} are not aligned for dot", kind="DIM_MISMATCH"
+        )
     p, q = _promoted((a, b), op)
     if p.ndim == 2 and q.ndim == 2:
         return matmul(p, q)
@@ -558,6 +589,7 @@ def diag(x: Any, /, k: int = 0) -> Result:
     check_array(x, op)
     if x.ndim not in (1, 2):
         raise ValidationError(op, "diag needs a 1-D or 2-D array", kind="INVALID_ARGUMENT")
+    k = int_param(k, "k", op)
     return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
 
 
@@ -571,6 +603,9 @@ def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Resu
     check_array(x, op)
     if x.ndim < 2:
         raise ValidationError(op, "diagonal needs at least 2 axes", kind="INVALID_ARGUMENT")
+    offset = int_param(offset, "offset", op)
+    axis1 = int_param(axis1, "axis1", op)
+    axis2 = int_param(axis2, "axis2", op)
     return emit(
         op,
         compute(op, lambda a: np.array(np.diagonal(a, offset, axis1, axis2)), (x,)),

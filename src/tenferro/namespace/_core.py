@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,10 @@ __all__ = [
     "broadcast_shapes",
     "check_array",
     "check_category",
+    "flag_param",
+    "int_param",
     "normalize_axis",
+    "number_param",
     "operand_dtype",
     "scalar_to",
 ]
@@ -150,6 +154,56 @@ def axes_tuple(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
     if axis is None:
         return None
     return layout.normalize_axis_tuple(axis, ndim, op, kind="INVALID_AXIS")
+
+
+def int_param(value: Any, name: str, op: str) -> Any:
+    """An int parameter (a diagonal offset, an axis) given as a tenferro array: a 0-d
+    integer one as its int; any other refused (`ValidationError` INVALID_ARGUMENT)
+    before numpy does arithmetic on it, which would compute pooled temporaries and
+    then fail on their truth value. Anything else is returned as it is (numpy's own
+    checks, typed by `numpy_call`, still apply)."""
+    if not isinstance(value, ARRAY_TYPES):
+        return value
+    if value.shape != () or not value.dtype.is_integer:
+        raise ValidationError(
+            op,
+            f"{name} must be an int, got a {value.dtype.value} array of shape {value.shape}",
+            kind="INVALID_ARGUMENT",
+        )
+    return operator.index(value)
+
+
+def flag_param(value: Any, name: str, op: str) -> bool:
+    """A flag (``keepdims``) as a bool; an array, whose truth value numpy refuses after
+    reading it, is refused first (`ValidationError` INVALID_ARGUMENT)."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, (*ARRAY_TYPES, np.ndarray)):
+        raise ValidationError(
+            op, f"{name} must be True or False, got an array", kind="INVALID_ARGUMENT"
+        )
+    return bool(value)
+
+
+def number_param(value: Any, name: str, op: str) -> Any:
+    """A real number parameter (``correction``) given as an array: a 0-d real one as its
+    Python number; any other refused (`ValidationError` INVALID_ARGUMENT) before numpy
+    does arithmetic on it. Anything else is returned as it is."""
+    if isinstance(value, np.ndarray):
+        ok = value.shape == () and value.dtype.kind in "iuf"
+        is_float = value.dtype.kind == "f"
+    elif isinstance(value, ARRAY_TYPES):
+        ok = value.shape == () and (value.dtype.is_integer or value.dtype.is_float)
+        is_float = value.dtype.is_float
+    else:
+        return value
+    if not ok:
+        raise ValidationError(
+            op,
+            f"{name} must be a real number, got an array of shape {value.shape}",
+            kind="INVALID_ARGUMENT",
+        )
+    return float(value) if is_float else int(value)
 
 
 def dtype_arg(dtype: Any, op: str) -> DType | None:

@@ -14,13 +14,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..copies import check_copy, count_copy, record_copy
+from ..copies import check_copy, check_copy_flag, count_copy, record_copy
 from ..dtype import DType, as_dtype, dtype_of_array
 from ..errors import DTypeError, OutOfMemoryError, ValidationError
 from ..tensor import from_numpy
 from ..view import TensorViewMut
 from ._adapter import ARRAY_TYPES, Result, adopt_c_ordered, compute, emit, emit_kernel
-from ._core import check_array, check_category, dtype_arg
+from ._core import check_array, check_category, dtype_arg, int_param
 from ._refusals import numpy_call
 
 Shape = tuple[int, ...]
@@ -125,6 +125,9 @@ def asarray(
     """
     op = "tenferro.asarray"
     _check_device(device, op)
+    flag: Any = copy
+    if isinstance(flag, (*ARRAY_TYPES, np.ndarray)):
+        check_copy_flag(op, flag, allow_none=True)  # refuses it: its truth is ambiguous
     want = dtype_arg(dtype, op)
     if isinstance(obj, ARRAY_TYPES):
         if want is not None and want is not obj.dtype:
@@ -229,7 +232,10 @@ def _scalar_value(value: Any, dt: DType, op: str) -> Any:
         value = compute(op, lambda a: a.item(), (value,))
     try:
         with np.errstate(over="ignore"):
-            return dt.numpy.type(value)
+            out = dt.numpy.type(value)
+        if isinstance(out, np.ndarray):  # a sequence: numpy's scalar types take one
+            raise TypeError
+        return out
     except (OverflowError, TypeError, ValueError):
         raise ValidationError(
             op, f"{value!r} cannot be stored as {dt.value}", kind="INVALID_DATA"
@@ -309,6 +315,23 @@ def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = No
 
 
 # ---------------------------------------------------------------------- ranges
+def _bound(value: Any, name: str, op: str) -> Any:
+    """An `arange` bound: a 0-d tenferro array read as its Python scalar; a larger one
+    refused (INVALID_ARGUMENT) before numpy sees it (numpy would do arithmetic and
+    comparisons on it, computing pooled temporaries, then fail on a truth value)."""
+    if not isinstance(value, ARRAY_TYPES):
+        return value
+    if value.shape != ():
+        raise ValidationError(
+            op,
+            f"{name} must be a number or a 0-d array, got an array of shape {value.shape}",
+            kind="INVALID_ARGUMENT",
+        )
+    if value.dtype.is_integer:
+        return operator.index(value)
+    return complex(value) if value.dtype.is_complex else float(value)
+
+
 def arange(
     start: Any,
     /,
@@ -323,6 +346,9 @@ def arange(
     _check_device(device, op)
     if stop is None:
         start, stop = 0, start
+    start = _bound(start, "start", op)
+    stop = _bound(stop, "stop", op)
+    step = _bound(step, "step", op)
     want = dtype_arg(dtype, op)
     if want is None:
         floats = any(isinstance(v, float) for v in (start, stop, step))
@@ -369,6 +395,9 @@ def eye(
     op = "tenferro.eye"
     _check_device(device, op)
     dt = dtype_arg(dtype, op) or _DEFAULT_FLOAT
+    n_rows = int_param(n_rows, "n_rows", op)
+    n_cols = int_param(n_cols, "n_cols", op)
+    k = int_param(k, "k", op)
     return emit(op, numpy_call(op, np.eye, n_rows, n_cols, k=k, dtype=dt.numpy))
 
 
@@ -377,7 +406,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Result]:
     op = "tenferro.meshgrid"
     for a in arrays:
         check_array(a, op)
-    if indexing not in ("xy", "ij"):
+    if indexing.__class__ is not str or indexing not in ("xy", "ij"):
         raise ValidationError(op, "indexing must be 'xy' or 'ij'", kind="INVALID_ARGUMENT")
     grids = compute(
         op,
@@ -405,6 +434,7 @@ def tril(x: Any, /, *, k: int = 0) -> Result:
     op = "tenferro.tril"
     check_array(x, op)
     _check_matrix(x, op)
+    k = int_param(k, "k", op)
     return emit(op, compute(op, lambda a: np.tril(a, k), (x,)))
 
 
@@ -413,6 +443,7 @@ def triu(x: Any, /, *, k: int = 0) -> Result:
     op = "tenferro.triu"
     check_array(x, op)
     _check_matrix(x, op)
+    k = int_param(k, "k", op)
     return emit(op, compute(op, lambda a: np.triu(a, k), (x,)))
 
 

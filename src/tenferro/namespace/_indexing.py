@@ -474,11 +474,8 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Result:
             return emit(op, compute(op, lambda a: np.take(a, indices, axis=ax0), (x,)))
         except IndexError as exc:
             raise IndexOutOfRangeError(op, str(exc)) from None
-    if isinstance(indices, (list, tuple)):
-        from ._creation import asarray
-
-        indices = asarray(indices, dtype=DType.I64) if indices else asarray([], dtype=DType.I64)
-    check_array(indices, op, "indices")
+    # The axis is checked before a list of indices becomes a pooled array: a refused
+    # call computes nothing.
     if axis is None:
         if x.ndim != 1:
             raise ValidationError(
@@ -486,6 +483,11 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Result:
             )
         axis = 0
     ax = normalize_axis(axis, x.ndim, op)
+    if isinstance(indices, (list, tuple)):
+        from ._creation import asarray
+
+        indices = asarray(indices, dtype=DType.I64) if indices else asarray([], dtype=DType.I64)
+    check_array(indices, op, "indices")
     try:
         return emit(op, compute(op, lambda a, i: np.take(a, i, axis=ax), (x, indices)))
     except IndexError as exc:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..dtype import CATEGORIES, DType, as_dtype, promote_types
-from ..errors import PromotionError, ValidationError
+from ..errors import PromotionError, TenferroError, ValidationError
+from ..layout import shape_size
+from ..view import TensorView
 from ._adapter import ARRAY_TYPES, storage_kind, try_read_for_repr
 from ._core import check_array, is_py_scalar, scalar_dtype
 from ._cow import update_in_place
@@ -18,6 +21,8 @@ from ._refusals import numpy_call
 API_VERSION = "2024.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 CPU = "cpu"
+
+Shape = tuple[int, ...]
 
 #: The standard's dtype names and the `DType` member each one is.
 DTYPE_NAMES: dict[str, DType] = {d.value: d for d in DType}
@@ -200,29 +205,83 @@ def array_repr(x: Any) -> str:
 
 
 # ---------------------------------------------------------------------- in-place
+def _predicted(fn: Callable[[Any, Any], Any], x: Any, other: Any) -> tuple[Shape, DType] | None:
+    """The shape and dtype ``fn(x, other)`` will have, or None where that is not known
+    without computing (an operand ``fn`` refuses itself, with its own message).
+
+    Elementwise operators follow broadcasting and the promotion rules
+    (`result_type`); ``matmul`` of two arrays of at least two dimensions keeps the
+    rows of ``x`` and the columns of ``other``.
+    """
+    if isinstance(other, ARRAY_TYPES):
+        oshape = other.shape
+    elif is_py_scalar(other):
+        oshape = ()
+    else:
+        return None
+    try:
+        dt = result_type(x, other)
+        if getattr(fn, "__name__", "") == "matmul":
+            if len(x.shape) < 2 or len(oshape) < 2 or x.shape[-1] != oshape[-2]:
+                return None
+            batch = np.broadcast_shapes(x.shape[:-2], oshape[:-2])
+            return (*batch, x.shape[-2], oshape[-1]), dt
+        return np.broadcast_shapes(x.shape, oshape), dt
+    except (TenferroError, ValueError):
+        return None
+
+
+def _mismatch(op: str, x: Any, shape: Any, dt: DType) -> PromotionError:
+    return PromotionError(
+        op,
+        f"the result ({dt.value}, shape {tuple(shape)}) does not fit the array "
+        f"being updated ({x.dtype.value}, shape {x.shape}); use the operator "
+        "without '=' to get a new array",
+        kind="INPLACE_MISMATCH",
+    )
+
+
 def inplace(fn: Callable[[Any, Any], Any], x: Any, other: Any) -> Any:
     """``x op= other``: computes ``fn(x, other)`` into a pooled output, then writes it
     into ``x`` under an exclusive borrow; a view whose buffer other aliases share
     takes the result's buffer instead (`_cow`). The result must keep ``x``'s shape
-    and dtype; every refusal comes before anything changes."""
+    and dtype; every refusal comes before anything changes.
+
+    A refused call changes no accounting (issue 23): a result that cannot fit is
+    refused before it is computed (`_predicted`), as is a write into a broadcast
+    view; a result refused after it was computed (a borrow held elsewhere, or a
+    shape only the computation tells) is given back to the pool before the error
+    leaves, so the error's traceback does not keep it counted as live.
+    """
     op = f"tenferro.__i{getattr(fn, '__name__', 'op')}__"
     check_array(x, op)
+    predicted = _predicted(fn, x, other)
+    if predicted is not None and (predicted[0] != x.shape or predicted[1] is not x.dtype):
+        raise _mismatch(op, x, *predicted)
+    if x.__class__ is TensorView and 0 in x._strides and shape_size(x._shape) > 1:
+        x._write_exclusive(op, _never)  # refuses a broadcast view before computing
     res = fn(x, other)
-    if res.shape != x.shape or res.dtype is not x.dtype:
-        raise PromotionError(
-            op,
-            f"the result ({res.dtype.value}, shape {res.shape}) does not fit the array "
-            f"being updated ({x.dtype.value}, shape {x.shape}); use the operator "
-            "without '=' to get a new array",
-            kind="INPLACE_MISMATCH",
-        )
     from ._adapter import compute  # the read of res happens inside the borrow of x
 
     def fn_write(arr: Any) -> None:
         compute(op, lambda v: np.copyto(arr, v), (res,))
 
-    update_in_place(x, res, op, fn_write)
+    try:
+        if res.shape != x.shape or res.dtype is not x.dtype:
+            raise _mismatch(op, x, res.shape, res.dtype)
+        update_in_place(x, res, op, fn_write)
+    except BaseException as exc:
+        # The finished frames below (and this one's `res`, also in `fn_write`'s cell)
+        # hold the result: cleared, it goes back to the pool now, not when the
+        # caller drops the error.
+        traceback.clear_frames(exc.__traceback__)
+        del res
+        raise
     return x
+
+
+def _never(arr: Any) -> None:  # pragma: no cover - `write` refuses before calling it
+    raise AssertionError("a broadcast view was written")
 
 
 def to_numpy(x: Any, /) -> np.ndarray[Any, Any]:

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..copies import check_copy, count_copy
+from ..copies import check_copy, check_copy_flag, count_copy
 from ..engine.interface import view_of
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..layout import ArgMemo, col_major_strides, permuter
@@ -189,7 +189,31 @@ def flip(x: Any, /, *, axis: Any = None) -> Result:
 def broadcast_to(x: Any, /, shape: Any) -> Result:
     """``x`` broadcast to ``shape`` (stride-0 axes). Ownership: **borrows** (a read-only view)."""
     op = "tenferro.broadcast_to"
-    return _view(x, op, lambda a: np.broadcast_to(a, tuple(shape)))
+    new = _shape_ints(shape, op)
+    return _view(x, op, lambda a: np.broadcast_to(a, new))
+
+
+def _shape_ints(shape: Any, op: str) -> tuple[int, ...]:
+    """``shape`` (an int, or a tuple or list of ints; a tenferro array of ints, as
+    numpy takes an array) as a tuple of Python ints, refused (INVALID_SHAPE) before
+    anything is computed: an entry that is not an index is never compared or read as
+    an array (a tensor entry compared with -1 would compute a pooled result, then
+    fail on its truth value)."""
+    if isinstance(shape, (tuple, list)):
+        items: Any = shape
+    elif isinstance(shape, (Tensor, TensorView, np.ndarray)) and len(shape.shape) == 1:
+        items = [shape[i] for i in range(shape.shape[0])]
+    else:
+        items = (shape,)
+    try:
+        return tuple(d if d.__class__ is int else operator.index(d) for d in items)
+    except TypeError:  # (a DTypeError too: a float or bool array's entry)
+        raise ValidationError(
+            op,
+            f"shape must be an int or a sequence of ints, got {shape!r}",
+            kind="INVALID_SHAPE",
+            shape=shape,
+        ) from None
 
 
 def broadcast_arrays(*arrays: Any) -> list[Result]:
@@ -230,6 +254,9 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
     under `forbid_copies`).
     """
     op = "tenferro.reshape"
+    flag: Any = copy
+    if isinstance(flag, (Tensor, TensorView, np.ndarray)):
+        check_copy_flag(op, flag, allow_none=True)  # refuses it: an array's truth is ambiguous
     if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
         # The descriptor numpy's no-copy reshape gives this layout, remembered per
         # (shape, strides, new shape): no array is built per call.
@@ -237,7 +264,7 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
         if out is not None:
             return cast(Result, out)
     check_array(x, op)
-    new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    new = _shape_ints(shape, op)
     size = x.size
     known = 1
     for d in new:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import as_dtype
-from ..errors import ValidationError
+from ..errors import OutOfMemoryError, ValidationError
 from ._adapter import Result, emit
 from ._core import check_array, normalize_axis
 from ._indexing import getitem
@@ -62,11 +62,23 @@ def indices(
     return emit(op, np.indices(dims, dtype=want))
 
 
+#: More sections than this cannot be returned (a list of that many views).
+_MAX_SECTIONS = 2**31
+
+
 def _split_points(n: int, sections: Any, even: bool, op: str) -> list[int]:
     if isinstance(sections, (list, tuple)) or (
         hasattr(sections, "ndim") and getattr(sections, "ndim", 0) == 1
     ):
-        return [min(max(int(p) if int(p) >= 0 else n + int(p), 0), n) for p in sections]
+        try:
+            cuts = [int(p) for p in sections]
+        except (TypeError, ValueError):  # (a nested list, a string, a NaN)
+            raise ValidationError(
+                op,
+                f"indices_or_sections must be an int or a sequence of ints, got {sections!r}",
+                kind="INVALID_ARGUMENT",
+            ) from None
+        return [min(max(p if p >= 0 else n + p, 0), n) for p in cuts]
     try:
         k = operator.index(sections)
     except TypeError:
@@ -85,6 +97,13 @@ def _split_points(n: int, sections: Any, even: bool, op: str) -> list[int]:
             f"an axis of length {n} does not split into {k} equal sections; use "
             "tenferro.array_split for unequal ones",
             kind="INVALID_ARGUMENT",
+        )
+    if k > _MAX_SECTIONS:
+        # numpy would build k arrays (all but n of them empty): a list no memory holds.
+        raise OutOfMemoryError(
+            op,
+            f"{k} sections of an axis of length {n} would be {k} arrays, more than can be "
+            f"made (at most {_MAX_SECTIONS}); ask for fewer sections",
         )
     size, extra = divmod(n, k)
     points = []

@@ -22,7 +22,10 @@ from ._core import (
     check_array,
     check_category,
     dtype_arg,
+    flag_param,
+    int_param,
     normalize_axis,
+    number_param,
     operand_dtype,
     scalar_to,
 )
@@ -66,6 +69,8 @@ def _reduce(
     check_category(op, dt, category)
     axes = axes_tuple(axis, x.ndim, op)
     keep = kw.get("keepdims", False)
+    if keep is not False and keep is not True:
+        keep = kw["keepdims"] = flag_param(keep, "keepdims", op)
     reduced = range(x.ndim) if axes is None else axes
     shape = tuple(
         1 if i in reduced else d for i, d in enumerate(x.shape) if keep or i not in reduced
@@ -82,6 +87,10 @@ def _reduce(
         raise
     except NUMPY_REFUSALS as exc:
         raise numpy_refusal(op, exc) from None
+
+
+def _not_bool(value: Any) -> bool:
+    return value.__class__ is not bool
 
 
 def _all_axes(x: Any) -> Any:
@@ -111,6 +120,8 @@ def _sum_dtype(x: Any, dtype: Any, op: str) -> DType:
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Result:
     """Sum over ``axis`` (all axes by default). Ownership: **computes** a pooled output."""
     op = "tenferro.sum"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     if dtype is None and axis is None and not keepdims:
         # The engine's full-reduction hot path (owners and C-ordered views): float
         # dtypes keep their dtype, as the standard's sum does.
@@ -135,6 +146,8 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Result:
     """Product over ``axis``. Ownership: **computes** a pooled output."""
     op = "tenferro.prod"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     hit = _mirrored(op, x, axis)
     if hit is not None:
         return cast(Result, unmirror(prod(hit[0], axis=hit[1], dtype=dtype, keepdims=keepdims)))
@@ -164,6 +177,7 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
 
 def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Result:
     """Standard deviation (``correction`` degrees of freedom). Ownership: **computes**."""
+    correction = number_param(correction, "correction", "tenferro.std")
     return _reduce(
         "tenferro.std", x, np.std, axis, "real floating", ddof=correction, keepdims=keepdims
     )
@@ -171,6 +185,7 @@ def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool 
 
 def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Result:
     """Variance (``correction`` degrees of freedom). Ownership: **computes**."""
+    correction = number_param(correction, "correction", "tenferro.var")
     return _reduce(
         "tenferro.var", x, np.var, axis, "real floating", ddof=correction, keepdims=keepdims
     )
@@ -237,6 +252,7 @@ def diff(
     op = "tenferro.diff"
     check_array(x, op)
     check_category(op, x.dtype, "numeric")
+    n = int_param(n, "n", op)
     ax = normalize_axis(axis, x.ndim, op)
     kw: dict[str, Any] = {}
 
@@ -253,6 +269,8 @@ def diff(
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """How many elements along ``axis`` are non-zero (int64). Ownership: **computes**."""
     op = "tenferro.count_nonzero"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     check_array(x, op)
     axes = axes_tuple(axis, x.ndim, op)
     return emit(
@@ -284,6 +302,8 @@ def _check_not_empty(x: Any, axis: Any, op: str) -> None:
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first maximum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmax"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     check_array(x, op)
     check_category(op, x.dtype, "real numeric")
     _check_not_empty(x, axis, op)
@@ -295,6 +315,8 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Res
 def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Result:
     """Index of the first minimum along ``axis`` (int64). Ownership: **computes**."""
     op = "tenferro.argmin"
+    if _not_bool(keepdims):  # (an array given here is refused before any work)
+        keepdims = flag_param(keepdims, "keepdims", op)
     check_array(x, op)
     check_category(op, x.dtype, "real numeric")
     _check_not_empty(x, axis, op)
@@ -335,7 +357,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     """Insertion indices of ``x2`` into sorted 1-D ``x1`` (int64). Ownership: **computes**."""
     op = "tenferro.searchsorted"
     check_array(x1, op)
-    if side not in ("left", "right"):
+    if side.__class__ is not str or side not in ("left", "right"):  # (an array compared: ambiguous)
         raise ValidationError(op, "side must be 'left' or 'right'", kind="INVALID_ARGUMENT")
     return emit(
         op,

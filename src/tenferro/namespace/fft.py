@@ -6,12 +6,14 @@ new pooled tensor of the default engine (Ownership: **computes**).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
+from ..errors import ValidationError
 from ._adapter import Result, compute, emit
-from ._core import check_array, check_category, dtype_arg
+from ._core import check_array, check_category, dtype_arg, int_param
 from ._refusals import numpy_call
 
 __all__ = [
@@ -38,14 +40,35 @@ def _one(name: str, category: str, x: Any, n: Any, axis: int, norm: str) -> Resu
     op = f"tenferro.fft.{name}"
     check_array(x, op)
     check_category(op, x.dtype, category)
+    n = int_param(n, "n", op)
+    axis = int_param(axis, "axis", op)
     fn = getattr(np.fft, name)
     return emit(op, compute(op, lambda a: fn(a, n=n, axis=axis, norm=norm), (x,)))
+
+
+def _ints(value: Any, name: str, op: str) -> tuple[int, ...] | None:
+    """``s`` or ``axes``: None or a sequence of ints, checked before numpy sees it (numpy
+    converts an array given here to integers: a counted copy, then maybe a refusal)."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, range)):
+            raise TypeError
+        return tuple(operator.index(v) for v in value)
+    except TypeError:
+        raise ValidationError(
+            op,
+            f"{name} must be None or a sequence of ints, got {value!r}",
+            kind="INVALID_AXIS" if name == "axes" else "INVALID_ARGUMENT",
+        ) from None
 
 
 def _many(name: str, category: str, x: Any, s: Any, axes: Any, norm: str) -> Result:
     op = f"tenferro.fft.{name}"
     check_array(x, op)
     check_category(op, x.dtype, category)
+    s = _ints(s, "s", op)
+    axes = _ints(axes, "axes", op)
     fn = getattr(np.fft, name)
     return emit(op, compute(op, lambda a: fn(a, s=s, axes=axes, norm=norm), (x,)))
 
