@@ -231,6 +231,91 @@ def torch_runner(case: str, size: Any) -> Any:
     return run_trg
 
 
+def _record_products(fn: Any) -> list[tuple[Any, ...]]:
+    """The matrix products one call of ``fn`` (a tenferro program) hands to BLAS: each
+    ``(left shape, left transposed, right shape, right transposed)``, read by wrapping
+    the einsum executor's and the planned products' numpy entry points for one call."""
+    import tenferro.engine.einsum.executor as executor
+    import tenferro.engine.einsum.fast as fast
+    import tenferro.engine.gemm as gemm
+
+    got: list[tuple[Any, ...]] = []
+
+    def layout(g: Any) -> tuple[tuple[int, ...], bool]:
+        transposed = g.ndim >= 2 and not g.flags.c_contiguous and g.flags.f_contiguous
+        return tuple(g.shape), bool(transposed)
+
+    def wrap(real: Any) -> Any:
+        def recording(a: Any, b: Any, *args: Any, **kw: Any) -> Any:
+            if a.ndim >= 2 and b.ndim >= 2:
+                got.append((*layout(a), *layout(b)))
+            return real(a, b, *args, **kw)
+
+        return recording
+
+    saved = [
+        (m, n, getattr(m, n))
+        for m, n in ((executor, "_matmul"), (executor, "_dot"), (fast, "_dot"), (gemm, "_matmul"))
+    ]
+    for m, n, real in saved:
+        setattr(m, n, wrap(real))
+    try:
+        fn()
+    finally:
+        for m, n, real in saved:
+            setattr(m, n, real)
+    return got
+
+
+def blas_floor(case: str, size: Any, repeats: int) -> tuple[float, Any, int] | None:
+    """The BLAS floor of a case: the products tenferro's call hands to BLAS, replayed
+    alone with numpy's BLAS (`np.matmul` into an output) and with torch's (`torch.matmul`
+    into an output), same shapes and operand layouts; the paired ratio numpy/torch is
+    what the library under each contender costs, with no framework around it.
+    None when torch is missing or the call makes no product."""
+    if not _has_torch():
+        return None
+    import torch
+
+    from tenferro.bench.harness import time_case
+
+    products = _record_products(tenferro_runner(case, size))
+    if not products:
+        return None
+    rng = np.random.default_rng(1)
+
+    def operand(shape: tuple[int, ...], transposed: bool) -> np.ndarray[Any, Any]:
+        if not transposed:
+            return rng.standard_normal(shape)
+        flipped = (*shape[:-2], shape[-1], shape[-2])
+        return np.swapaxes(rng.standard_normal(flipped), -1, -2)
+
+    np_ops = []
+    for sa, ta, sb, tb in products:
+        a, b = operand(sa, ta), operand(sb, tb)
+        np_ops.append((a, b, np.empty((*np.broadcast_shapes(sa[:-2], sb[:-2]), sa[-2], sb[-1]))))
+    torch_ops = [
+        (torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(o)) for a, b, o in np_ops
+    ]
+
+    def run_numpy() -> None:
+        for a, b, o in np_ops:
+            np.matmul(a, b, out=o)
+
+    def run_torch() -> None:
+        for a, b, o in torch_ops:
+            torch.matmul(a, b, out=o)
+
+    result = time_case(
+        f"{case} BLAS floor",
+        [("numpy", run_numpy), ("torch", run_torch)],
+        repeats=repeats,
+        warmup=1,
+        targets=[],
+    )
+    return result.ratio("numpy", "torch"), result.ratio_spread("numpy", "torch"), len(products)
+
+
 def _child(contender: str, case: str, mode: str) -> None:
     """The resident memory a call adds above the set-up (VmHWM - VmRSS): first and second call."""
     size = SIZES[mode][case]
@@ -309,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
                     for g in (grads if isinstance(grads, tuple) else (grads,))
                 )
             )
+        floor = blas_floor(case, size, repeats) if torch_ok else None
+        if floor is not None:
+            row["blas_floor_ratio"], row["blas_floor_iqr"], row["blas_products"] = floor
         row["peak_bytes"] = {
             c: peak_memory(c, case, mode)
             for c in (["tenferro", "torch"] if torch_ok else ["tenferro"])
@@ -327,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
             else f"{k} n/a"
             for k, v in row["peak_bytes"].items()
         )
+        if floor is not None:
+            line += (
+                f"\n      BLAS floor (its {floor[2]} products alone, numpy's BLAS / torch's): "
+                f"{format_ratio(floor[0])}{format_spread(floor[1])}"
+            )
         print(line + f"\n      peak memory added, first / second call: {peaks}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"mode": mode, "rows": rows}, indent=2))
