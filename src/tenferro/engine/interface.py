@@ -18,7 +18,7 @@ checks it):
 * `unary`, `binary`, `scalar`, `shaped`, `pinned`: the compiled per-operation
   protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
   hot paths, checks included (owners, and C-ordered views giving fresh C-ordered
-  views);
+  views); `broadcast2`: its broadcasting, promoting, strided-view one;
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
   namespace's plan cache); `einsum_memory_plan`, `memory_perm`: the plan in the
   operands' memory order with the output in the product's own order (the
@@ -40,6 +40,7 @@ from ..tensor import Tensor
 from ..view import TensorView
 from ._core import (
     binary,
+    broadcast2,
     c_source,
     elementwise1,
     elementwise2,
@@ -57,6 +58,7 @@ from .einsum.memory import MemoryPlan, memory_perm, memory_plan
 __all__ = [
     "axes_reduction",
     "binary",
+    "broadcast2",
     "c_source",
     "c_view",
     "current",
