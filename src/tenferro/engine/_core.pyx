@@ -957,3 +957,123 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     finally:
         if pins:
             _reading.remove(pin)
+
+
+# ---------------------------------------------------------------------- basic indexing
+# `namespace._indexing.getitem` calls `basic_view` first: a key of ints, slices of
+# ints, None and at most one Ellipsis on a tensor or shared view gives the view numpy
+# would (`_indexing._select`'s descriptor, computed here without the interpreter).
+# Anything else, and every key `_select` refuses, returns None: the Python path
+# selects or raises the typed error.
+
+from cpython.slice cimport PySlice_Unpack, PySlice_AdjustIndices
+
+cdef object _ELLIPSIS = Ellipsis
+
+
+cdef inline bint _plain_slice(object k):
+    # Entries None or exact ints (`_select` refuses anything else, typed).
+    cdef object part
+    for part in ((<slice>k).start, (<slice>k).stop, (<slice>k).step):
+        if part is not None and part.__class__ is not int:
+            return False
+    # A zero step is `_select`'s refusal (PySlice_Unpack would raise its own).
+    return (<slice>k).step is None or (<slice>k).step != 0
+
+
+cpdef object basic_view(object x, object key):
+    """``x[key]`` as a view for a plain basic key, or None (see above). Ownership as
+    `_indexing.getitem`'s: a tensor is borrowed through `view_of` (refused while
+    exclusively borrowed), a view derives a view holding the root."""
+    cdef object c = x.__class__
+    cdef tuple shape, strides, items
+    cdef Py_ssize_t offset, rank, n_real = 0, n_ell = 0, axis = 0, i, j, dim, stride
+    cdef Py_ssize_t start, stop, step, length, idx, acc
+    cdef list out_shape, out_strides
+    cdef object k, root, v, kc
+    if c is Tensor:
+        if x._st is None:
+            return None
+        shape = x._shape
+        rank = len(shape)
+        acc = 1
+        out_strides = [0] * rank
+        for i in range(rank):
+            out_strides[i] = acc
+            acc *= <Py_ssize_t>shape[i]
+        strides = tuple(out_strides)
+        offset = 0
+    elif c is TensorView:
+        shape = x._shape
+        strides = x._strides
+        offset = x._offset
+        rank = len(shape)
+    else:
+        return None
+    items = key if key.__class__ is tuple else (key,)
+    for k in items:
+        kc = k.__class__
+        if k is None:
+            continue
+        if k is _ELLIPSIS:
+            n_ell += 1
+        elif kc is int:
+            n_real += 1
+        elif kc is slice:
+            if not _plain_slice(k):
+                return None
+            n_real += 1
+        else:
+            return None
+    if n_ell > 1 or n_real > rank:
+        return None
+    out_shape = []
+    out_strides = []
+    for k in items:
+        if k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+            continue
+        if k is _ELLIPSIS:
+            for j in range(rank - n_real):
+                out_shape.append(shape[axis])
+                out_strides.append(strides[axis])
+                axis += 1
+            continue
+        dim = <Py_ssize_t>shape[axis]
+        stride = <Py_ssize_t>strides[axis]
+        axis += 1
+        if k.__class__ is slice:
+            if PySlice_Unpack(k, &start, &stop, &step) < 0:
+                return None  # pragma: no cover - entries are ints or None
+            if step == 0:
+                return None
+            length = PySlice_AdjustIndices(dim, &start, &stop, step)
+            if length:
+                offset += start * stride
+            out_shape.append(length)
+            out_strides.append(stride * step)
+        else:
+            if not (-dim <= k < dim):  # compared as Python ints: any size
+                return None
+            idx = <Py_ssize_t>k
+            if idx < 0:
+                idx += dim
+            offset += idx * stride
+    while axis < rank:
+        out_shape.append(shape[axis])
+        out_strides.append(strides[axis])
+        axis += 1
+    if c is Tensor:
+        return view_of(x, tuple(out_shape), tuple(out_strides), offset)
+    root = x._base
+    if root is None:
+        root = x._root("TensorView._derive")
+    v = _new(TensorView)
+    v._base = root  # holding the root makes this view a counted alias
+    v._dtype = x._dtype
+    v._shape = tuple(out_shape)
+    v._strides = tuple(out_strides)
+    v._offset = offset
+    v._source = x._source
+    return v
