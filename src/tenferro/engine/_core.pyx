@@ -634,6 +634,32 @@ cdef bint _prefers_c(object x):
     return first >= 0 and first > last
 
 
+#: ``(min, max)`` per integer dtype: a Python int in range takes the array's dtype
+#: (the standard's rule, `namespace._core.scalar_to`); out of range is its refusal.
+cdef dict _int_bounds = None
+
+
+cdef bint _scalar_fits(object dt, object value):
+    """Does the Python float or int ``value`` combine with an array of ``dt`` as that
+    dtype, exactly as the general path's 0-d array of ``dt`` would? A float or an
+    exactly representable int next to F64/C64 (`_weak_scalar`), or an int within an
+    integer dtype's range."""
+    global _int_bounds
+    if dt is _F64 or dt is _C64:
+        return _weak_scalar(value)
+    if value.__class__ is not int:
+        return False
+    if _int_bounds is None:
+        import numpy
+        _int_bounds = {}
+        for d, nd in _numpy_of.items():
+            if d.is_integer:
+                info = numpy.iinfo(nd)
+                _int_bounds[d] = (int(info.min), int(info.max))
+    cdef object bounds = _int_bounds.get(dt)
+    return bounds is not None and bounds[0] <= value <= bounds[1]
+
+
 cdef inline bint _is_array(object c):
     return c is Tensor or c is TensorView
 
@@ -645,8 +671,9 @@ cpdef object broadcast2(
     (the general path's call) into a pooled output of the broadcast shape and the
     array API's promoted dtype (bool when ``out_bool``), for two plain host tensors
     or shared views of ``allowed`` dtypes that promote within ``allowed`` and whose
-    shapes broadcast, or one of them (F64 or C64) with a weak Python scalar (see
-    `elementwise2`). The output is C-ordered (a fresh root-less view) when the first
+    shapes broadcast, or one of them with a Python scalar that takes its dtype
+    (`_scalar_fits`: a float or int next to F64/C64, an in-range int next to an
+    integer dtype). The output is C-ordered (a fresh root-less view) when the first
     array operand of the output's rank prefers row-major order, else a column-major
     owner. None (nothing done) for any other case, for an empty result, or when a
     tensor operand's buffer is exclusively borrowed: the general path handles it.
@@ -688,8 +715,8 @@ cpdef object broadcast2(
                 out[i] = e1 if e2 == 1 else e2
                 n *= <Py_ssize_t>out[i]
             shape = tuple(out)
-        elif (c2 is float or c2 is int) and _weak_scalar(x2):
-            if not (d1 is _F64 or d1 is _C64) or d1 not in allowed:
+        elif c2 is float or c2 is int:
+            if not _scalar_fits(d1, x2) or d1 not in allowed:
                 return None
             dt = d1
             shape = x1._shape
@@ -700,9 +727,9 @@ cpdef object broadcast2(
                 return None
         else:
             return None
-    elif (c1 is float or c1 is int) and _is_array(c2) and _weak_scalar(x1):
+    elif (c1 is float or c1 is int) and _is_array(c2):
         d2 = x2._dtype
-        if not (d2 is _F64 or d2 is _C64) or d2 not in allowed:
+        if not _scalar_fits(d2, x1) or d2 not in allowed:
             return None
         dt = d2
         scalar_first = True
