@@ -225,11 +225,12 @@ _elementwise2 = _interface.elementwise2
 _broadcast2 = _interface.broadcast2
 
 
-def _typed(ufunc: Any, exc: BaseException) -> BaseException:
-    """What a hot path raises for ``exc``: numpy's refusals typed, anything else as it is."""
+def _typed(ufunc: Any, exc: BaseException, op: str = "") -> BaseException:
+    """What a hot path raises for ``exc``: numpy's refusals typed (named ``op``, the
+    general path's name, where given), anything else as it is."""
     if isinstance(exc, PASSED_ON) or not isinstance(exc, NUMPY_REFUSALS):
         return exc
-    return numpy_refusal(f"tenferro.{ufunc.__name__}", exc)
+    return numpy_refusal(op or f"tenferro.{ufunc.__name__}", exc)
 
 
 def binary_function(
@@ -271,15 +272,13 @@ def binary_function(
         try:
             r = _elementwise2(call, x1, x2, allowed, out_bool)
         except BaseException as exc:
-            raise _typed(ufunc, exc) from None
+            raise _typed(ufunc, exc, op) from None
         if r is not None:
             return r
         try:
             r = _broadcast2(ufunc, x1, x2, allowed, out_bool, op)
-        except PASSED_ON:
-            raise
-        except NUMPY_REFUSALS as exc:
-            raise numpy_refusal(op, exc) from None
+        except BaseException as exc:
+            raise _typed(ufunc, exc, op) from None
         if r is not None:
             return r
         return general(x1, x2)
