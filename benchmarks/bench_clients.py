@@ -234,6 +234,51 @@ def small_rows(rng: np.random.Generator) -> list[Row]:
     return rows
 
 
+def broadcast_rows(rng: np.random.Generator) -> list[Row]:
+    """What an SVD truncation does between the factorisations: broadcast products of
+    C-ordered results and their slices, a mask, a one-element view times a float,
+    slicing and a row-major reshape of a C-ordered view."""
+    u_np = rng.random((64, 16))
+    s_np = rng.random(16) + 0.5
+    w_np = rng.random((32, 32))
+    one_np = rng.random(5)
+    u, s, w, one = (tfr.asarray(a.copy()) for a in (u_np, s_np, w_np, one_np))
+    k = 12
+    inner = 200
+    return [
+        _pair(
+            "64x16 C view  u * s[None, :]",
+            lambda: u * s[None, :],
+            lambda: u_np * s_np[None, :],
+            inner,
+            1.5,
+        ),
+        _pair(
+            "32x32 C view  w[:, :k] * s[:k]",
+            lambda: w[:, :k] * s[:k],
+            lambda: w_np[:, :k] * s_np[:k],
+            inner,
+            1.5,
+        ),
+        _pair("16 owner  s < 1e-3", lambda: s < 1e-3, lambda: s_np < 1e-3, inner, 1.5),
+        _pair(
+            "1-element view  v[2:3] * 2.0",
+            lambda: one[2:3] * 2.0,
+            lambda: one_np[2:3] * 2.0,
+            inner,
+            1.5,
+        ),
+        _pair("32x32 C view  w[:, :k]", lambda: w[:, :k], lambda: w_np[:, :k], inner, 1.5),
+        _pair(
+            "32x32 C view  reshape(w, (16, 64))",
+            lambda: tfr.reshape(w, (16, 64)),
+            lambda: np.reshape(w_np, (16, 64)),
+            inner,
+            1.5,
+        ),
+    ]
+
+
 # ---------------------------------------------------------------------- MPS sweeps
 def random_mps(rng: np.random.Generator, length: int, bond: int, phys: int = 2) -> list[Any]:
     dims = [min(phys**i, phys ** (length - i), bond) for i in range(length + 1)]
@@ -384,7 +429,7 @@ def client_rows(rng: np.random.Generator) -> list[Row]:
 
 def run(quick: bool, repeats: int) -> tuple[list[CaseResult], dict[str, int]]:
     rng = np.random.default_rng(0)
-    rows = large_rows(rng) + small_rows(rng)
+    rows = large_rows(rng) + small_rows(rng) + broadcast_rows(rng)
     m_rows, copies = mps_rows(rng, 16, 32)
     rows += m_rows + client_rows(rng)
     results = []

@@ -513,6 +513,313 @@ cpdef object full(object kernel, object x, object fast, object eng, object arg):
     return _shaped(kernel, st, (), 1, dt, eng, arg)
 
 
+# ---------------------------------------------------------------------- broadcasting
+# The namespace's binary elementwise functions call `broadcast2` when `elementwise2`
+# declines: operands of different shapes that broadcast, mixed dtypes the array API
+# promotes, strided views (slices, ``s[None, :]``, a one-element view), a weak Python
+# scalar next to any of them. numpy broadcasts the operands, read on their own
+# memory as they lie; the output follows the general path's memory order (the first
+# full-rank array operand's, `_prefers_c`), so the results are the general path's,
+# value for value, dtype for dtype and order for order. Anything else (an error to
+# raise, a numpy or group-backed operand, an empty result) returns None: the general
+# path handles it.
+
+from tenferro.dtype import PROMOTION_TABLE as _PROMOTION_TABLE
+
+cdef dict _promotion = _PROMOTION_TABLE
+cdef object _np_ndarray = None
+cdef object _extobj = None
+cdef object _make_extobj = None
+#: ``(extobj, the same with every floating-point error ignored)``: one object, so a
+#: thread never pairs one context's settings with another's.
+cdef tuple _quiet = (None, None)
+
+
+cdef inline object _numpy_init():
+    # numpy is imported by the modules that bind this one; looked up once, lazily.
+    global _np_ndarray, _extobj, _make_extobj
+    import numpy
+    _np_ndarray = numpy.ndarray
+    try:
+        from numpy._core.umath import _extobj_contextvar, _make_extobj as make
+        _extobj = _extobj_contextvar
+        _make_extobj = make
+    except ImportError:  # pragma: no cover - numpy < 2 has no context variable
+        _extobj = None
+    return _np_ndarray
+
+
+cdef inline object _quiet_token():
+    """Enter numpy's ``errstate(all="ignore")`` without its Python context manager (the
+    general path silences floating-point warnings; its ``with`` costs as much as a
+    small ufunc call). Returns the token `_loud` resets, or None where numpy has no
+    context variable (then the caller uses ``numpy.errstate``)."""
+    global _quiet
+    if _extobj is None:
+        return None
+    cdef object cur = _extobj.get()
+    cdef tuple q = _quiet
+    if q[0] is not cur:
+        # `_make_extobj` starts from the current settings (buffer size, callback).
+        q = (cur, _make_extobj(all="ignore"))
+        _quiet = q
+    return _extobj.set(q[1])
+
+
+cdef inline object _operand(object x, list pins, object dt):
+    """``x`` (a `Tensor` or `TensorView`) as a numpy array of its logical shape over its
+    own memory, or None (not a case for this path). A tensor's buffer is pinned
+    (appended to ``pins``, which the caller publishes in `storage.host.reading`
+    and checks for a writer); a C-ordered view of a whole buffer (`_c_source`) is
+    read as the buffer's ``flat`` in row-major order, pinned as a tensor is (a
+    fresh result view so stays root-less, as `elementwise2` keeps it); any other
+    view reads its root (it is a counted alias itself, as `Reads.operand` reads
+    it)."""
+    cdef object c = x.__class__
+    cdef object st, root, want, arr
+    cdef tuple shape = x._shape
+    cdef tuple strides
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, isz
+    if c is Tensor:
+        st = x._st
+        if st.__class__ is not HostBuffer:
+            return None
+        pins.append(st)
+        arr = st.flat
+        if rank == 1:
+            return arr
+        if rank == 0:
+            return arr.reshape(shape)
+        return arr.reshape(shape[::-1]).T
+    if x._source.__class__ is not HostBuffer:
+        return None
+    st = _c_source(x)
+    if st is not None:
+        pins.append(st)
+        return st.flat.reshape(shape)
+    root = x._root("tenferro.broadcast")
+    want = _numpy_of[dt]
+    if root.dtype is not want and root.dtype != want:
+        root = root.view(want)
+    isz = root.itemsize
+    strides = x._strides
+    cdef list bs = [0] * rank
+    for i in range(rank):
+        bs[i] = <Py_ssize_t>strides[i] * isz
+    return _np_ndarray(shape, want, root, <Py_ssize_t>x._offset * isz, tuple(bs))
+
+
+cdef bint _prefers_c(object x):
+    """`namespace._adapter.prefers_c`: a view of rank >= 2 whose first non-unit axis has
+    a larger stride than its last (numpy's 'K' order is then row-major)."""
+    if x.__class__ is not TensorView:
+        return False
+    cdef tuple shape = x._shape
+    cdef Py_ssize_t rank = len(shape)
+    if rank < 2:
+        return False
+    cdef tuple strides = x._strides
+    cdef Py_ssize_t i, s
+    cdef Py_ssize_t first = -1
+    cdef Py_ssize_t last = -1
+    for i in range(rank):
+        if <Py_ssize_t>shape[i] != 1:
+            s = <Py_ssize_t>strides[i]
+            if s < 0:
+                s = -s
+            if first < 0:
+                first = s
+            last = s
+    return first >= 0 and first > last
+
+
+#: ``(min, max)`` per integer dtype: a Python int in range takes the array's dtype
+#: (the standard's rule, `namespace._core.scalar_to`); out of range is its refusal.
+cdef dict _int_bounds = None
+
+
+cdef bint _scalar_fits(object dt, object value):
+    """Does the Python float or int ``value`` combine with an array of ``dt`` as that
+    dtype, exactly as the general path's 0-d array of ``dt`` would? A float or an
+    exactly representable int next to F64/C64 (`_weak_scalar`), or an int within an
+    integer dtype's range."""
+    global _int_bounds
+    if dt is _F64 or dt is _C64:
+        return _weak_scalar(value)
+    if value.__class__ is not int:
+        return False
+    if _int_bounds is None:
+        import numpy
+        _int_bounds = {}
+        for d, nd in _numpy_of.items():
+            if d.is_integer:
+                info = numpy.iinfo(nd)
+                _int_bounds[d] = (int(info.min), int(info.max))
+    cdef object bounds = _int_bounds.get(dt)
+    return bounds is not None and bounds[0] <= value <= bounds[1]
+
+
+cdef inline bint _is_array(object c):
+    return c is Tensor or c is TensorView
+
+
+cpdef object broadcast2(
+    object ufunc, object x1, object x2, object allowed, bint out_bool, object op
+):
+    """``ufunc(a, b, out=out, casting="unsafe")`` with floating-point warnings silenced
+    (the general path's call) into a pooled output of the broadcast shape and the
+    array API's promoted dtype (bool when ``out_bool``), for two plain host tensors
+    or shared views of ``allowed`` dtypes that promote within ``allowed`` and whose
+    shapes broadcast, or one of them with a Python scalar that takes its dtype
+    (`_scalar_fits`: a float or int next to F64/C64, an in-range int next to an
+    integer dtype). The output is C-ordered (a fresh root-less view) when the first
+    array operand of the output's rank prefers row-major order, else a column-major
+    owner. None (nothing done) for any other case, for an empty result, or when a
+    tensor operand's buffer is exclusively borrowed: the general path handles it.
+    ``op`` names the call in the typed error a refused kernel raises (the caller
+    types it; the failure policy is `_binary`'s)."""
+    cdef object c1 = x1.__class__
+    cdef object c2 = x2.__class__
+    cdef object dt, d1, d2, a, b, arr
+    cdef bint scalar_first = False
+    cdef tuple shape, s1, s2
+    cdef list out
+    cdef Py_ssize_t r1, r2, rank, i, e1, e2, n
+    if _is_array(c1):
+        d1 = x1._dtype
+        if _is_array(c2):
+            d2 = x2._dtype
+            if d1 is d2:
+                dt = d1
+            else:
+                dt = _promotion.get((d1, d2))
+                if dt is None:
+                    return None
+            if d1 not in allowed or d2 not in allowed or dt not in allowed:
+                return None
+            s1 = x1._shape
+            s2 = x2._shape
+            r1 = len(s1)
+            r2 = len(s2)
+            rank = r1 if r1 >= r2 else r2
+            out = [0] * rank
+            n = 1
+            for i in range(rank):
+                e1 = <Py_ssize_t>s1[i - rank + r1] if i - rank + r1 >= 0 else 1
+                e2 = <Py_ssize_t>s2[i - rank + r2] if i - rank + r2 >= 0 else 1
+                if e1 != e2 and e1 != 1 and e2 != 1:
+                    return None
+                if e1 == 0 or e2 == 0:
+                    return None
+                out[i] = e1 if e2 == 1 else e2
+                n *= <Py_ssize_t>out[i]
+            shape = tuple(out)
+        elif c2 is float or c2 is int:
+            if not _scalar_fits(d1, x2) or d1 not in allowed:
+                return None
+            dt = d1
+            shape = x1._shape
+            n = 1
+            for i in range(len(shape)):
+                n *= <Py_ssize_t>shape[i]
+            if n == 0:
+                return None
+        else:
+            return None
+    elif (c1 is float or c1 is int) and _is_array(c2):
+        d2 = x2._dtype
+        if not _scalar_fits(d2, x1) or d2 not in allowed:
+            return None
+        dt = d2
+        scalar_first = True
+        shape = x2._shape
+        n = 1
+        for i in range(len(shape)):
+            n *= <Py_ssize_t>shape[i]
+        if n == 0:
+            return None
+    else:
+        return None
+    rank = len(shape)
+    # numpy's 'K' as the general path reads it: the first array operand of full rank.
+    cdef bint c_order = False
+    if rank >= 2:
+        if _is_array(c1) and len(x1._shape) == rank:
+            c_order = _prefers_c(x1)
+        elif _is_array(c2) and len(x2._shape) == rank:
+            c_order = _prefers_c(x2)
+    if _np_ndarray is None:
+        _numpy_init()
+    cdef object out_dt = _BOOL if out_bool else dt
+    cdef object eng = current()
+    cdef list pins = []
+    cdef tuple pin
+    cdef object owner = None  # bound before the try: _forget reads it
+    cdef object flat, nd, st, token
+    cdef object strides = None
+    cdef Py_ssize_t acc
+    # Every view operand is read (its root taken) before any pin: a view with no
+    # HostBuffer source declines before anything is pinned.
+    if scalar_first:
+        a = x1
+        b = _operand(x2, pins, x2._dtype)
+        if b is None:
+            return None
+    else:
+        a = _operand(x1, pins, d1)
+        if a is None:
+            return None
+        if _is_array(c2):
+            b = _operand(x2, pins, x2._dtype)
+            if b is None:
+                return None
+        else:
+            b = x2
+    pin = tuple(pins)
+    _reading.append(pin)
+    try:
+        for st in pin:
+            if st.exclusive is not None:
+                return None
+        owner = _acquire(eng, _numpy_of[out_dt], n)
+        flat = owner if len(owner) == n else owner[:n]
+        if c_order:
+            nd = flat.reshape(shape)
+            acc = 1
+            out = [0] * rank
+            for i in range(rank - 1, -1, -1):
+                out[i] = acc
+                acc *= <Py_ssize_t>shape[i]
+            strides = tuple(out)
+        elif rank == 1:
+            nd = flat
+        elif rank == 0:
+            nd = flat.reshape(shape)
+        else:
+            nd = flat.reshape(shape[::-1]).T
+        # The operands broadcast to nd's shape: the ufunc writes every element of nd.
+        token = _quiet_token()
+        if token is None:  # pragma: no cover - numpy < 2
+            import numpy
+            with numpy.errstate(all="ignore"):
+                ufunc(a, b, out=nd, casting="unsafe")
+        else:
+            try:
+                ufunc(a, b, out=nd, casting="unsafe")
+            finally:
+                _extobj.reset(token)
+        a = b = nd = None
+        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+    except BaseException:
+        _forget(eng, owner)
+        for st in pin:
+            st.failed_read = True
+        raise
+    finally:
+        _reading.remove(pin)
+
+
 # ---------------------------------------------------------------------- views
 cpdef object view_of(object t, object shape, object strides, object offset=0):
     """A view of owner ``t``'s buffer with this layout (in elements; the caller checked
@@ -677,3 +984,123 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     finally:
         if pins:
             _reading.remove(pin)
+
+
+# ---------------------------------------------------------------------- basic indexing
+# `namespace._indexing.getitem` calls `basic_view` first: a key of ints, slices of
+# ints, None and at most one Ellipsis on a tensor or shared view gives the view numpy
+# would (`_indexing._select`'s descriptor, computed here without the interpreter).
+# Anything else, and every key `_select` refuses, returns None: the Python path
+# selects or raises the typed error.
+
+from cpython.slice cimport PySlice_Unpack, PySlice_AdjustIndices
+
+cdef object _ELLIPSIS = Ellipsis
+
+
+cdef inline bint _plain_slice(object k):
+    # Entries None or exact ints (`_select` refuses anything else, typed).
+    cdef object part
+    for part in ((<slice>k).start, (<slice>k).stop, (<slice>k).step):
+        if part is not None and part.__class__ is not int:
+            return False
+    # A zero step is `_select`'s refusal (PySlice_Unpack would raise its own).
+    return (<slice>k).step is None or (<slice>k).step != 0
+
+
+cpdef object basic_view(object x, object key):
+    """``x[key]`` as a view for a plain basic key, or None (see above). Ownership as
+    `_indexing.getitem`'s: a tensor is borrowed through `view_of` (refused while
+    exclusively borrowed), a view derives a view holding the root."""
+    cdef object c = x.__class__
+    cdef tuple shape, strides, items
+    cdef Py_ssize_t offset, rank, n_real = 0, n_ell = 0, axis = 0, i, j, dim, stride
+    cdef Py_ssize_t start, stop, step, length, idx, acc
+    cdef list out_shape, out_strides
+    cdef object k, root, v, kc
+    if c is Tensor:
+        if x._st is None:
+            return None
+        shape = x._shape
+        rank = len(shape)
+        acc = 1
+        out_strides = [0] * rank
+        for i in range(rank):
+            out_strides[i] = acc
+            acc *= <Py_ssize_t>shape[i]
+        strides = tuple(out_strides)
+        offset = 0
+    elif c is TensorView:
+        shape = x._shape
+        strides = x._strides
+        offset = x._offset
+        rank = len(shape)
+    else:
+        return None
+    items = key if key.__class__ is tuple else (key,)
+    for k in items:
+        kc = k.__class__
+        if k is None:
+            continue
+        if k is _ELLIPSIS:
+            n_ell += 1
+        elif kc is int:
+            n_real += 1
+        elif kc is slice:
+            if not _plain_slice(k):
+                return None
+            n_real += 1
+        else:
+            return None
+    if n_ell > 1 or n_real > rank:
+        return None
+    out_shape = []
+    out_strides = []
+    for k in items:
+        if k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+            continue
+        if k is _ELLIPSIS:
+            for j in range(rank - n_real):
+                out_shape.append(shape[axis])
+                out_strides.append(strides[axis])
+                axis += 1
+            continue
+        dim = <Py_ssize_t>shape[axis]
+        stride = <Py_ssize_t>strides[axis]
+        axis += 1
+        if k.__class__ is slice:
+            if PySlice_Unpack(k, &start, &stop, &step) < 0:
+                return None  # pragma: no cover - entries are ints or None
+            if step == 0:
+                return None
+            length = PySlice_AdjustIndices(dim, &start, &stop, step)
+            if length:
+                offset += start * stride
+            out_shape.append(length)
+            out_strides.append(stride * step)
+        else:
+            if not (-dim <= k < dim):  # compared as Python ints: any size
+                return None
+            idx = <Py_ssize_t>k
+            if idx < 0:
+                idx += dim
+            offset += idx * stride
+    while axis < rank:
+        out_shape.append(shape[axis])
+        out_strides.append(strides[axis])
+        axis += 1
+    if c is Tensor:
+        return view_of(x, tuple(out_shape), tuple(out_strides), offset)
+    root = x._base
+    if root is None:
+        root = x._root("TensorView._derive")
+    v = _new(TensorView)
+    v._base = root  # holding the root makes this view a counted alias
+    v._dtype = x._dtype
+    v._shape = tuple(out_shape)
+    v._strides = tuple(out_strides)
+    v._offset = offset
+    v._source = x._source
+    return v

@@ -18,7 +18,8 @@ checks it):
 * `unary`, `binary`, `scalar`, `shaped`, `pinned`: the compiled per-operation
   protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
   hot paths, checks included (owners, and C-ordered views giving fresh C-ordered
-  views);
+  views); `broadcast2`: its broadcasting, promoting, strided-view one;
+  `basic_view`: ``x[key]`` for a plain basic key (ints, slices, None, ...);
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
   namespace's plan cache); `einsum_memory_plan`, `memory_perm`: the plan in the
   operands' memory order with the output in the product's own order (the
@@ -39,7 +40,9 @@ from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
 from ._core import (
+    basic_view,
     binary,
+    broadcast2,
     c_source,
     elementwise1,
     elementwise2,
@@ -56,7 +59,9 @@ from .einsum.memory import MemoryPlan, memory_perm, memory_plan
 
 __all__ = [
     "axes_reduction",
+    "basic_view",
     "binary",
+    "broadcast2",
     "c_source",
     "c_view",
     "current",

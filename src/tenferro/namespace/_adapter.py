@@ -222,17 +222,23 @@ _current = _interface.current
 _elementwise1 = _interface.elementwise1
 _c_source = _interface.c_source
 _elementwise2 = _interface.elementwise2
+_broadcast2 = _interface.broadcast2
 
 
-def _typed(ufunc: Any, exc: BaseException) -> BaseException:
-    """What a hot path raises for ``exc``: numpy's refusals typed, anything else as it is."""
+def _typed(ufunc: Any, exc: BaseException, op: str = "") -> BaseException:
+    """What a hot path raises for ``exc``: numpy's refusals typed (named ``op``, the
+    general path's name, where given), anything else as it is."""
     if isinstance(exc, PASSED_ON) or not isinstance(exc, NUMPY_REFUSALS):
         return exc
-    return numpy_refusal(f"tenferro.{ufunc.__name__}", exc)
+    return numpy_refusal(op or f"tenferro.{ufunc.__name__}", exc)
 
 
 def binary_function(
-    ufunc: Any, allowed: Container[DType], out_bool: bool, general: Callable[[Any, Any], Any]
+    ufunc: Any,
+    allowed: Container[DType],
+    out_bool: bool,
+    general: Callable[[Any, Any], Any],
+    op: str = "",
 ) -> Callable[..., Any]:
     """A binary elementwise function: the compiled protocol (`_core`), else ``general``.
 
@@ -243,11 +249,17 @@ def binary_function(
     buffer, one ufunc call); a plain or C-ordered F64 or C64 array with a Python
     float or int (``x * 2.0``, ``1 - x``) takes the same steps with the scalar
     passed as it is (the standard's weak scalar: numpy reads a Python float, or
-    an int of at most 2**53, exactly as that dtype). Anything else (other views,
-    other scalars, broadcasting, promotion, errors) goes to ``general(x1, x2)``.
-    Like numpy's own calls, the hot paths leave floating-point warnings
-    (overflow, division by zero) as numpy gives them; the general path silences
-    them.
+    an int of at most 2**53, exactly as that dtype). Like numpy's own calls,
+    this hot path leaves floating-point warnings (overflow, division by zero) as
+    numpy gives them.
+
+    Next, the broadcasting path (`engine._core.broadcast2`) takes what the general
+    path would compute with one ufunc call: arrays of different shapes that
+    broadcast, strided views, dtypes the array API promotes, a weak scalar next to
+    any F64 or C64 array; the same call (warnings silenced, ``casting="unsafe"``)
+    into the same dtype, shape and memory order, with no Python in between. A
+    kernel that raises is typed as the general path types it (``op``). Anything
+    else (other scalars, numpy operands, refusals) goes to ``general(x1, x2)``.
     """
     if ufunc is np.maximum or ufunc is np.minimum:
         # numpy deprecates a positional out= for these two.
@@ -260,7 +272,13 @@ def binary_function(
         try:
             r = _elementwise2(call, x1, x2, allowed, out_bool)
         except BaseException as exc:
-            raise _typed(ufunc, exc) from None
+            raise _typed(ufunc, exc, op) from None
+        if r is not None:
+            return r
+        try:
+            r = _broadcast2(ufunc, x1, x2, allowed, out_bool, op)
+        except BaseException as exc:
+            raise _typed(ufunc, exc, op) from None
         if r is not None:
             return r
         return general(x1, x2)

@@ -220,7 +220,7 @@ def _make_binary(name: str, ufunc: Any, category: str, rule: str) -> Callable[..
     # numpy operands take the general path, which borrows them (`_interop`).
     general = accept_numpy(general, name)
 
-    fn = binary_function(ufunc, allowed, out_bool, general)
+    fn = binary_function(ufunc, allowed, out_bool, general, op)
 
     fn.__name__ = name
     fn.__qualname__ = name

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, promote_types
-from ..engine.interface import pinned, view_of
+from ..engine.interface import basic_view, pinned, view_of
 from ..errors import (
     BorrowError,
     DTypeError,
@@ -146,6 +146,12 @@ def getitem(x: Any, key: Any) -> Any:
             if sel is None:
                 sel = _selected(cached, (key,), *cached[1:], op)
             return x._derive(*sel)
+    # Any other plain basic key on a tensor or shared view, compiled (numpy's
+    # descriptor, `_select`'s); None for anything else, and for every key `_select`
+    # refuses.
+    view = basic_view(x, key)
+    if view is not None:
+        return view
     items = key if key.__class__ is tuple else (key,)
     for i in items:
         if i.__class__ not in _PLAIN:
