@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .storage._fields import address
+
 __all__ = [
     "as_memoryview",
     "make_read_root",
@@ -43,6 +45,14 @@ __all__ = [
 def as_memoryview(arr: np.ndarray[Any, Any]) -> memoryview:
     """A memoryview of a contiguous array (numpy's stubs miss the buffer protocol on 3.11)."""
     return memoryview(arr)  # type: ignore[arg-type]
+
+
+def _address(flat: np.ndarray[Any, Any]) -> int:
+    """``flat.ctypes.data``, fast for the contiguous arrays every buffer's ``flat`` is
+    (the buffer protocol, compiled); ctypes for anything else."""
+    if flat.flags.c_contiguous:
+        return address(flat)
+    return int(flat.ctypes.data)
 
 
 class _Memory:
@@ -62,7 +72,7 @@ class _Memory:
         self.__array_interface__ = {
             "shape": (int(flat.shape[0]),),
             "typestr": flat.dtype.str,
-            "data": (int(flat.ctypes.data), read_only),
+            "data": (_address(flat), read_only),
             "version": 3,
         }
 
