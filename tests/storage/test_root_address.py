@@ -26,7 +26,8 @@ def test_address_reads_a_read_only_array() -> None:
 
 def test_a_read_root_of_an_offset_slice_sees_its_memory() -> None:
     base = np.arange(8.0)
-    root = make_read_root(base[3:])
-    assert root.ctypes.data == base[3:].ctypes.data
+    part = base[3:]
+    root = make_read_root(part, address(part))
+    assert root.ctypes.data == part.ctypes.data
     assert root.tolist() == [3.0, 4.0, 5.0, 6.0, 7.0]
     assert not root.flags.writeable

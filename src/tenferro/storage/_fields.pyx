@@ -15,7 +15,7 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 cpdef size_t address(object flat) except? 0:
     """The address of the first element of the contiguous array ``flat`` (what
     ``flat.ctypes.data`` says, without building a ctypes object: every read root asks
-    it, `borrow.make_read_root`)."""
+    it, `HostBuffer.read_root`)."""
     cdef Py_buffer view
     PyObject_GetBuffer(flat, &view, PyBUF_SIMPLE)
     cdef size_t at = <size_t>view.buf
