@@ -179,3 +179,18 @@ def test_c_view_of_a_buffer_already_borrowed_holds_the_root() -> None:
     assert v._source.alias_count() == 2
     np.testing.assert_allclose(np.asarray(v), _M.T)
     del held
+
+
+def test_a_repeated_product_of_views_runs_its_cached_plan_in_one_compiled_call() -> None:
+    from tenferro.engine._core import matmul2
+    from tenferro.namespace import _contraction
+
+    a = tfr.asarray(_rng.standard_normal((3, 7)))
+    b = tfr.asarray(_rng.standard_normal((7, 2)))
+    plans: dict[Any, Any] = {}
+    assert matmul2(a, b, plans, _contraction._MATMUL) is None  # nothing planned yet
+    first = a @ b  # plans it
+    again = matmul2(a, b, _contraction._DOT, _contraction._MATMUL)
+    assert type(again) is tfr.TensorView
+    assert again._base is None
+    np.testing.assert_allclose(np.asarray(again), np.asarray(first), atol=1e-12)

@@ -760,3 +760,39 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     finally:
         if pins:
             _reading.remove(pin)
+
+
+cpdef object matmul2(object x1, object x2, dict plans, object marker):
+    """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
+    product the namespace cached for their shapes, strides and dtypes (``plans``,
+    keyed as `namespace._contraction.matmul` keys it, ``marker`` last), on the
+    calling thread's engine; None when there is no such plan yet (or it says no) or
+    the operands refuse the fast path (`dot_planned`'s None): the caller's path
+    then plans, runs or refuses. The namespace's ``@`` on small matrices is this
+    one compiled call."""
+    cdef object c1 = x1.__class__
+    cdef object c2 = x2.__class__
+    cdef object s1, s2
+    if c1 is Tensor:
+        s1 = None
+    elif c1 is TensorView:
+        s1 = x1._strides
+    else:
+        return None
+    if c2 is Tensor:
+        s2 = None
+    elif c2 is TensorView:
+        s2 = x2._strides
+    else:
+        return None
+    cdef tuple sh1 = x1._shape
+    cdef tuple sh2 = x2._shape
+    if len(sh1) != 2 or len(sh2) != 2:
+        return None
+    cdef object dt = x1._dtype
+    cdef object plan = plans.get((sh1, s1, sh2, s2, dt, x2._dtype, marker))
+    if plan is None or plan is False:
+        return None
+    if plan[0]:
+        return dot_planned(x2, x1, plan[2], dt, current())
+    return dot_planned(x1, x2, plan[2], dt, current())
