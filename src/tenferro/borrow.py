@@ -55,14 +55,16 @@ class _Memory:
 
     __slots__ = ("__array_interface__", "_keep")
 
-    def __init__(self, flat: np.ndarray[Any, Any], read_only: bool) -> None:
+    def __init__(
+        self, flat: np.ndarray[Any, Any], read_only: bool, address: int | None = None
+    ) -> None:
         # INVARIANT: `_keep` holds the memory for as long as any array built on
         # this holder lives (they reference the holder through their root).
         self._keep = flat
         self.__array_interface__ = {
             "shape": (int(flat.shape[0]),),
             "typestr": flat.dtype.str,
-            "data": (int(flat.ctypes.data), read_only),
+            "data": (int(flat.ctypes.data) if address is None else address, read_only),
             "version": 3,
         }
 
@@ -80,12 +82,15 @@ def _root_over(holder: _Memory) -> np.ndarray[Any, Any]:
     return root
 
 
-def make_read_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def make_read_root(flat: np.ndarray[Any, Any], address: int | None = None) -> np.ndarray[Any, Any]:
     """A read-only root over ``flat``'s memory whose views cannot be made writable.
+
+    ``address``: ``flat``'s first element's address where the caller knows it
+    (`HostBuffer.read_root` reads it compiled); else ``flat.ctypes`` says.
 
     Never hand the root itself out: hand out views of it (`HostBuffer.read_flat`).
     """
-    return _root_over(_Memory(flat, True))
+    return _root_over(_Memory(flat, True, address))
 
 
 def make_write_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

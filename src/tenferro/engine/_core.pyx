@@ -100,6 +100,75 @@ cdef inline object _result(
     return v
 
 
+cdef object _row_major_strides = None
+cdef object _col_major_strides = None
+
+
+cdef inline object _fresh_or_rooted(
+    object t, tuple shape, tuple strides
+):
+    """A view of the whole buffer of the fresh tensor ``t`` with this layout, taking the
+    tensor's place: root-less (`_result`'s fresh view) when the buffer has never been
+    borrowed (no root, no stale write root, no borrow active), else holding the root
+    as any view does (one counted alias)."""
+    cdef object st = t._st
+    cdef BufferFields f
+    cdef bint fresh
+    cdef object v = _new(TensorView)
+    if st.__class__ is HostBuffer:
+        f = <BufferFields>st
+        fresh = f._root is None and f._stale is None and f.exclusive is None
+    else:
+        fresh = False
+    if fresh:
+        # INVARIANT (`_result`'s): the caller made ``t`` and drops it, so this view is
+        # the only object that holds the buffer; it has no alias to count.
+        v._base = None
+    else:
+        v._base = st.read_root()  # holding the root makes this view a counted alias
+    v._dtype = t._dtype
+    v._shape = shape
+    v._strides = strides
+    v._offset = 0
+    v._source = st
+    return v
+
+
+cpdef object c_view(object t):
+    """The C-ordered view (axes reversed) of a fresh column-major result ``t``.
+
+    ``t`` is a plain host tensor the caller made, holds alone and drops (anything else
+    is returned as it is, as is a result of rank < 2, where both orders agree). The
+    view is a fresh root-less one (`_result`) over a buffer never borrowed, else it
+    holds the root (one counted alias).
+    """
+    global _row_major_strides
+    if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
+        return t
+    cdef tuple shape = t._shape[::-1]
+    if len(shape) < 2:
+        return t
+    if _row_major_strides is None:
+        from tenferro.layout import row_major_strides
+        _row_major_strides = row_major_strides
+    return _fresh_or_rooted(t, shape, _row_major_strides(shape))
+
+
+cpdef object permuted_view(object t, tuple axes):
+    """The view of a fresh column-major result ``t`` (a plain host tensor the caller made,
+    holds alone and drops) with its axes in the order ``axes`` (axis ``i`` of the view
+    is axis ``axes[i]`` of ``t``); root-less or rooted as `c_view`'s."""
+    global _col_major_strides
+    if _col_major_strides is None:
+        from tenferro.layout import col_major_strides
+        _col_major_strides = col_major_strides
+    cdef tuple shape = t._shape
+    cdef tuple strides = _col_major_strides(shape)
+    return _fresh_or_rooted(
+        t, tuple([shape[a] for a in axes]), tuple([strides[a] for a in axes])
+    )
+
+
 cpdef object c_source(object x):
     """`_c_source` of a `TensorView` ``x``; None for anything else."""
     if x.__class__ is not TensorView:
@@ -872,10 +941,18 @@ cdef inline object _matrix(object x, tuple how):
         return x._st.flat.reshape(dims)
     if kind == 1:
         return x._st.flat.reshape(dims[1], dims[0]).T
-    # `TensorView._root`, not ``_base``: a view may take its root only when first read.
-    return _ndarray(
-        dims, x._dtype.numpy, x._root(_OP), x._offset * <Py_ssize_t>how[3], how[2]
-    )
+    return _ndarray(dims, x._dtype.numpy, _view_memory(x), x._offset * <Py_ssize_t>how[3], how[2])
+
+
+cdef inline object _view_memory(object x):
+    """The memory a planned product reads of the view ``x``: the root it holds (a counted
+    alias), or, for a fresh root-less view (`_result`), its buffer's ``flat``, read as
+    a tensor's is: `dot_planned` pinned that buffer and checked it for a writer, and
+    no array over it outlives the call (so the view stays root-less)."""
+    cdef object root = x._base
+    if root is None:
+        return x._source.flat
+    return root
 
 
 cdef inline object _logical(object x, tuple how):
@@ -888,7 +965,7 @@ cdef inline object _logical(object x, tuple how):
             return x._st.flat
         return x._st.flat.reshape(shape[::-1]).T
     return _ndarray(
-        shape, x._dtype.numpy, x._root(_OP), x._offset * <Py_ssize_t>how[6], how[5]
+        shape, x._dtype.numpy, _view_memory(x), x._offset * <Py_ssize_t>how[6], how[5]
     )
 
 
@@ -912,7 +989,8 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     as a ``(k, n)`` one, and one ``np.dot`` writes the C-ordered ``(m, n)`` product into
     every element of a pooled output, handed out as a column-major tensor of
     ``owner_shape``. Tensor operands are pinned and checked for a writer as in
-    `shaped2`; views need no pin (a live view is a counted alias). Failure policy as
+    `shaped2`, and so is the buffer of a fresh root-less view (`_view_memory`); other views
+    need no pin (a live view is a counted alias). Failure policy as
     in `shaped2`.
     """
     global _np_dot, _ndarray
@@ -931,11 +1009,16 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         if st.__class__ is not HostBuffer:
             return None
         pins.append(st)
+    elif p._base is None:
+        # A fresh root-less view (`_result`) is read as a tensor is: pinned, checked.
+        pins.append(p._source)
     if q.__class__ is Tensor:
         st = q._st
         if st.__class__ is not HostBuffer:
             return None
         pins.append(st)
+    elif q._base is None:
+        pins.append(q._source)
     if _np_dot is None:
         import numpy
         _np_dot = numpy.dot
@@ -1104,3 +1187,37 @@ cpdef object basic_view(object x, object key):
     v._offset = offset
     v._source = x._source
     return v
+cpdef object matmul2(object x1, object x2, dict plans, object marker):
+    """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
+    product the namespace cached for their shapes, strides and dtypes (``plans``,
+    keyed as `namespace._contraction.matmul` keys it, ``marker`` last), on the
+    calling thread's engine; None when there is no such plan yet (or it says no) or
+    the operands refuse the fast path (`dot_planned`'s None): the caller's path
+    then plans, runs or refuses. The namespace's ``@`` on small matrices is this
+    one compiled call."""
+    cdef object c1 = x1.__class__
+    cdef object c2 = x2.__class__
+    cdef object s1, s2
+    if c1 is Tensor:
+        s1 = None
+    elif c1 is TensorView:
+        s1 = x1._strides
+    else:
+        return None
+    if c2 is Tensor:
+        s2 = None
+    elif c2 is TensorView:
+        s2 = x2._strides
+    else:
+        return None
+    cdef tuple sh1 = x1._shape
+    cdef tuple sh2 = x2._shape
+    if len(sh1) != 2 or len(sh2) != 2:
+        return None
+    cdef object dt = x1._dtype
+    cdef object plan = plans.get((sh1, s1, sh2, s2, dt, x2._dtype, marker))
+    if plan is None or plan is False:
+        return None
+    if plan[0]:
+        return dot_planned(x2, x1, plan[2], dt, current())
+    return dot_planned(x1, x2, plan[2], dt, current())

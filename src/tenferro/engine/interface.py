@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..dtype import DType
-from ..layout import col_major_strides, row_major_strides
+from ..layout import col_major_strides
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
@@ -44,8 +44,10 @@ from ._core import (
     binary,
     broadcast2,
     c_source,
+    c_view,
     elementwise1,
     elementwise2,
+    permuted_view,
     pinned,
     scalar,
     shaped,
@@ -118,22 +120,6 @@ def output(
     return view
 
 
-def c_view(t: Any) -> Any:
-    """The C-ordered view (axes reversed) of a fresh column-major result ``t``.
-
-    ``t`` is a plain host tensor the caller made and holds alone (anything else is
-    returned as it is, as is a result of rank < 2, where both orders agree); the
-    view holds the buffer (one counted alias) and the tensor object is dropped.
-    """
-    if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
-        return t
-    shape = t._shape[::-1]
-    if len(shape) < 2:
-        return t
-    st = t._st
-    return TensorView._make(st.read_root(), t._dtype, shape, row_major_strides(shape), 0, st)
-
-
 def full_reduction(name: str, x: Any, fast: tuple[DType, ...]) -> Tensor | None:
     """The engine's full-reduction hot path (``reduce_sum`` & co. to rank 0), or None."""
     return current()._full_fast(name, x, fast)
@@ -162,20 +148,10 @@ def einsum_memory_plan(
 
 def permuted_result(t: Tensor, axes: tuple[int, ...]) -> TensorView:
     """The view of a fresh column-major result ``t`` (a plain host tensor the caller
-    made and holds alone) with its axes in the order ``axes`` (axis ``i`` of the view
-    is axis ``axes[i]`` of ``t``). As `c_view`: the view holds the buffer (one counted
-    alias) and the tensor object is dropped."""
-    shape = t._shape
-    strides = col_major_strides(shape)
-    st = t._st
-    return TensorView._make(
-        st.read_root(),
-        t._dtype,
-        tuple(shape[a] for a in axes),
-        tuple(strides[a] for a in axes),
-        0,
-        st,
-    )
+    made, holds alone and drops) with its axes in the order ``axes`` (axis ``i`` of
+    the view is axis ``axes[i]`` of ``t``). As `c_view`'s: a fresh root-less view
+    (`_core`), and the tensor object is dropped."""
+    return permuted_view(t, axes)
 
 
 def einsum_run(eng: CpuEngine, plan: Any, operands: tuple[Any, ...]) -> Tensor:

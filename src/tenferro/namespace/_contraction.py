@@ -17,6 +17,7 @@ import numpy as np
 from ..dtype import DType
 from ..engine import default_engine
 from ..engine._core import dot_planned as _dot_planned
+from ..engine._core import matmul2 as _matmul2
 from ..engine.interface import (
     einsum_memory_plan,
     einsum_run,
@@ -88,6 +89,11 @@ def matmul(x1: Any, x2: Any, /) -> Result:
     op = "tenferro.matmul"
     c1 = x1.__class__
     c2 = x2.__class__
+    if c1 is TensorView or c2 is TensorView:
+        # A repeated product with a view: the cached plan, run in one compiled call.
+        res = _matmul2(x1, x2, _DOT, _MATMUL)
+        if res is not None:
+            return cast(Result, res)
     if (
         c1 is Tensor
         and c2 is Tensor

@@ -7,6 +7,8 @@ import numpy as np
 
 from .recycler import Recycler
 
+def address(flat: np.ndarray[Any, Any]) -> int: ...
+
 class BufferFields:
     owner: np.ndarray[Any, Any]
     flat: np.ndarray[Any, Any]

@@ -9,6 +9,19 @@ field) and the finalizer's hot path. This module imports nothing of tenferro,
 so storage/host.py can sit on it without an import cycle.
 """
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+
+
+cpdef size_t address(object flat) except? 0:
+    """The address of the first element of the contiguous array ``flat`` (what
+    ``flat.ctypes.data`` says, without building a ctypes object: every read root asks
+    it, `HostBuffer.read_root`)."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(flat, &view, PyBUF_SIMPLE)
+    cdef size_t at = <size_t>view.buf
+    PyBuffer_Release(&view)
+    return at
+
 
 cdef class BufferFields:
     """The fields of a `HostBuffer` (documented there). A new instance has every field
