@@ -255,7 +255,11 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
     """
     op = "tenferro.reshape"
     flag: Any = copy
-    if isinstance(flag, (Tensor, TensorView, np.ndarray)):
+    if (
+        flag is not None
+        and flag.__class__ is not bool
+        and isinstance(flag, (Tensor, TensorView, np.ndarray))
+    ):
         check_copy_flag(op, flag, allow_none=True)  # refuses it: an array's truth is ambiguous
     if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
         # The descriptor numpy's no-copy reshape gives this layout, remembered per
