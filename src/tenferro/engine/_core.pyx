@@ -733,6 +733,20 @@ cdef inline bint _is_array(object c):
     return c is Tensor or c is TensorView
 
 
+cdef Py_ssize_t _beside_scalar(object arr, object value, object allowed):
+    """The element count of ``arr`` when the Python scalar ``value`` takes its dtype
+    (`_scalar_fits`) and that dtype is ``allowed``; 0 when not, or when ``arr`` is empty
+    (`broadcast2` declines both)."""
+    cdef object dt = arr._dtype
+    cdef tuple shape = arr._shape
+    cdef Py_ssize_t n = 1, i
+    if not _scalar_fits(dt, value) or dt not in allowed:
+        return 0
+    for i in range(len(shape)):
+        n *= <Py_ssize_t>shape[i]
+    return n
+
+
 cpdef object broadcast2(
     object ufunc, object x1, object x2, object allowed, bint out_bool, object op
 ):
@@ -785,29 +799,20 @@ cpdef object broadcast2(
                 n *= <Py_ssize_t>out[i]
             shape = tuple(out)
         elif c2 is float or c2 is int:
-            if not _scalar_fits(d1, x2) or d1 not in allowed:
+            n = _beside_scalar(x1, x2, allowed)
+            if n == 0:
                 return None
             dt = d1
             shape = x1._shape
-            n = 1
-            for i in range(len(shape)):
-                n *= <Py_ssize_t>shape[i]
-            if n == 0:
-                return None
         else:
             return None
     elif (c1 is float or c1 is int) and _is_array(c2):
-        d2 = x2._dtype
-        if not _scalar_fits(d2, x1) or d2 not in allowed:
-            return None
-        dt = d2
-        scalar_first = True
-        shape = x2._shape
-        n = 1
-        for i in range(len(shape)):
-            n *= <Py_ssize_t>shape[i]
+        n = _beside_scalar(x2, x1, allowed)
         if n == 0:
             return None
+        dt = x2._dtype
+        scalar_first = True
+        shape = x2._shape
     else:
         return None
     rank = len(shape)
