@@ -111,11 +111,17 @@ def install() -> None:
 
     _ORIGINAL.setdefault("getitem", _indexing.getitem)
     _array_methods.register(namespace)
-    # autoray caches the functions it looked up; drop its cache of tenferro's.
+    # autoray caches the functions it looked up; drop its cache of tenferro's, then
+    # register tenferro's own versions again (sgn, the thin linalg.svd, ...): the
+    # cache holds those registrations too, and without them quimb's composed
+    # defaults run instead (its sgn mixes bool and float, which tenferro refuses).
     autoray = sys.modules.get("autoray")
     if autoray is not None:
         cache = getattr(autoray.autoray, "_FUNCS", None)
         if isinstance(cache, dict):
             for k in [k for k in cache if isinstance(k, tuple) and k and k[0] == "tenferro"]:
                 del cache[k]
+            from ..namespace import _autoray
+
+            _autoray.register(autoray)
     _done = True
