@@ -359,38 +359,41 @@ def eig(eng: EngineBase, a: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- QR, expm
-def _qr(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool) -> Any:
-    pool = eng._pool
-    npdt = dt.numpy
+def _householder(dt: DType, a_s: Array, r: Array, q: Array, m: int, n: int, qc: int) -> bool:
+    """The QR of the column-major ``m x n`` ``a_s`` (overwritten): ``?geqrf``, then R
+    (``qc x n``, zero below its diagonal) into ``r`` and ``?orgqr``'s Q (``m x qc``)
+    in place in ``q``. Every element of ``r`` and ``q`` is written. False when LAPACK
+    reports an argument error (it reports nothing else)."""
     k = min(m, n)
-    qc = m if complete else k
-    q_owner, qf = _take(eng, npdt, m * qc)
-    r_owner, rf = _take(eng, npdt, qc * n)
-    s_owner, sf = _take(eng, npdt, m * n)
-    sf[...] = fa
-    a_s = _fmat(sf, m, n)
     qr_, tau, _work, info = f2py("geqrf", dt)(a_s, lwork=K._lwork("geqrf", dt, m, n), overwrite_a=1)
     if qr_ is not a_s:  # pragma: no cover - f2py works in place on F-ordered input
         a_s[...] = qr_
     del qr_
     if info:  # pragma: no cover - geqrf reports only wrong arguments
-        del a_s, sf, qf, rf
-        for buf in (s_owner, r_owner, q_owner):
-            pool.recycle(buf, 0)
-        return None
-    r = _fmat(rf, qc, n)
+        return False
     r[k:] = 0
     K._copy_triangle(r[:k], a_s[:k], upper=True)
-    q = _fmat(qf, m, qc)
-    # The reflectors go into Q's own buffer, which orgqr overwrites in place with Q.
+    # The reflectors go into Q's buffer, which orgqr overwrites in place with Q.
     q[:, :k] = a_s[:, :k]
-    del a_s, sf
-    pool.recycle(s_owner, 0)
     q_, _work, info = f2py("orgqr", dt)(q, tau, lwork=K._orgqr_lwork(dt, m, qc, k), overwrite_a=1)
     if q_ is not q:  # pragma: no cover - in place, as above
         q[...] = q_
-    del q, q_, r
-    if info:  # pragma: no cover - orgqr reports only wrong arguments
+    return not info
+
+
+def _qr(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool) -> Any:
+    pool = eng._pool
+    npdt = dt.numpy
+    qc = m if complete else min(m, n)
+    q_owner, qf = _take(eng, npdt, m * qc)
+    r_owner, rf = _take(eng, npdt, qc * n)
+    s_owner, sf = _take(eng, npdt, m * n)
+    sf[...] = fa
+    done = _householder(dt, _fmat(sf, m, n), _fmat(rf, qc, n), _fmat(qf, m, qc), m, n, qc)
+    # INVARIANT: no array over a buffer is left when it goes back.
+    del sf
+    pool.recycle(s_owner, 0)
+    if not done:  # pragma: no cover - LAPACK reports only wrong arguments
         del qf, rf
         pool.recycle(q_owner, 0)
         pool.recycle(r_owner, 0)
@@ -418,40 +421,25 @@ def _qr_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, complete: bo
     """
     pool = eng._pool
     npdt = dt.numpy
-    k = min(m, n)
-    qc = m if complete else k
+    qc = m if complete else min(m, n)
     q_owner, qf = _take(eng, npdt, qc * m)
     r_owner, rf = _take(eng, npdt, n * qc)
     s_owner, sf = _take(eng, npdt, m * n + m * qc)
     a_s = _fmat(sf[: m * n], m, n)
     a_s[...] = _fmat(fa, n, m).T
-    qr_, tau, _work, info = f2py("geqrf", dt)(a_s, lwork=K._lwork("geqrf", dt, m, n), overwrite_a=1)
-    if qr_ is not a_s:  # pragma: no cover - f2py works in place on F-ordered input
-        a_s[...] = qr_
-    del qr_
-    if info:  # pragma: no cover - geqrf reports only wrong arguments
-        del a_s, sf, qf, rf
-        for buf in (s_owner, r_owner, q_owner):
-            pool.recycle(buf, 0)
-        return None
-    r = _fmat(rf, n, qc).T  # R (qc x n) in R^T's column-major buffer
-    r[k:] = 0
-    K._copy_triangle(r[:k], a_s[:k], upper=True)
-    q = _fmat(sf[m * n :], m, qc)
-    # The reflectors go into Q's scratch, which orgqr overwrites in place with Q.
-    q[:, :k] = a_s[:, :k]
-    q_, _work, info = f2py("orgqr", dt)(q, tau, lwork=K._orgqr_lwork(dt, m, qc, k), overwrite_a=1)
-    if q_ is not q:  # pragma: no cover - in place, as above
-        q[...] = q_
-    del q_
-    if info:  # pragma: no cover - orgqr reports only wrong arguments
-        del q, r, a_s, sf, qf, rf
-        for buf in (s_owner, r_owner, q_owner):
-            pool.recycle(buf, 0)
-        return None
-    _fmat(qf, qc, m)[...] = q.T  # every element of Q^T
-    del q, r, a_s, sf
+    q = _fmat(sf[m * n :], m, qc)  # Q in scratch, transposed into its output below
+    # R (qc x n) in R^T's column-major buffer.
+    done = _householder(dt, a_s, _fmat(rf, n, qc).T, q, m, n, qc)
+    if done:
+        _fmat(qf, qc, m)[...] = q.T  # every element of Q^T
+    # INVARIANT: no array over a buffer is left when it goes back.
+    del a_s, q, sf
     pool.recycle(s_owner, 0)
+    if not done:  # pragma: no cover - LAPACK reports only wrong arguments
+        del qf, rf
+        pool.recycle(q_owner, 0)
+        pool.recycle(r_owner, 0)
+        return None
     rec = eng._recycler
     return _pooled((qc, m), dt, q_owner, qf, rec), _pooled((n, qc), dt, r_owner, rf, rec)
 
