@@ -588,7 +588,7 @@ cpdef object full(object kernel, object x, object fast, object eng, object arg):
 # promotes, strided views (slices, ``s[None, :]``, a one-element view), a weak Python
 # scalar next to any of them. numpy broadcasts the operands, read on their own
 # memory as they lie; the output follows the general path's memory order (the first
-# full-rank array operand's, `_prefers_c`), so the results are the general path's,
+# full-rank array operand's, `prefers_c`), so the results are the general path's,
 # value for value, dtype for dtype and order for order. Anything else (an error to
 # raise, a numpy or group-backed operand, an empty result) returns None: the general
 # path handles it.
@@ -679,9 +679,10 @@ cdef inline object _operand(object x, list pins, object dt):
     return _np_ndarray(shape, want, root, <Py_ssize_t>x._offset * isz, tuple(bs))
 
 
-cdef bint _prefers_c(object x):
-    """`namespace._adapter.prefers_c`: a view of rank >= 2 whose first non-unit axis has
-    a larger stride than its last (numpy's 'K' order is then row-major)."""
+cpdef bint prefers_c(object x):
+    """Does ``x`` (any operand) lay its axes out in row-major order (numpy's 'K')?
+    True for a view of rank >= 2 whose first non-unit axis has a larger stride than
+    its last: a C-ordered array, or a slice of one."""
     if x.__class__ is not TensorView:
         return False
     cdef tuple shape = x._shape
@@ -820,9 +821,9 @@ cpdef object broadcast2(
     cdef bint c_order = False
     if rank >= 2:
         if _is_array(c1) and len(x1._shape) == rank:
-            c_order = _prefers_c(x1)
+            c_order = prefers_c(x1)
         elif _is_array(c2) and len(x2._shape) == rank:
-            c_order = _prefers_c(x2)
+            c_order = prefers_c(x2)
     if _np_ndarray is None:
         _numpy_init()
     cdef object out_dt = _BOOL if out_bool else dt
@@ -983,6 +984,21 @@ cdef inline object _grouped(object x, tuple how, object scratch):
     return sflat.reshape(how[1])
 
 
+cdef inline bint _pin_operand(object x, list pins):
+    """Add to ``pins`` the buffer `dot_planned` must pin for operand ``x``: a tensor's
+    (False, declined, when it is not plain host memory), or a fresh root-less view's
+    (`_result`), read as a tensor's is; a view holding its root needs no pin."""
+    cdef object st
+    if x.__class__ is Tensor:
+        st = x._st
+        if st.__class__ is not HostBuffer:
+            return False
+        pins.append(st)
+    elif x._base is None:
+        pins.append(x._source)
+    return True
+
+
 cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object eng):
     """One planned product of two operands on their own memory, or None (nothing done)
     when a tensor operand's buffer is not plain host memory or is exclusively borrowed.
@@ -1009,21 +1025,8 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     cdef Py_ssize_t n = plan[3]
     cdef Py_ssize_t n_out = m * n
     cdef tuple pin
-    if p.__class__ is Tensor:
-        st = p._st
-        if st.__class__ is not HostBuffer:
-            return None
-        pins.append(st)
-    elif p._base is None:
-        # A fresh root-less view (`_result`) is read as a tensor is: pinned, checked.
-        pins.append(p._source)
-    if q.__class__ is Tensor:
-        st = q._st
-        if st.__class__ is not HostBuffer:
-            return None
-        pins.append(st)
-    elif q._base is None:
-        pins.append(q._source)
+    if not _pin_operand(p, pins) or not _pin_operand(q, pins):
+        return None
     if _np_dot is None:
         import numpy
         _np_dot = numpy.dot

@@ -13,7 +13,8 @@ checks it):
 * `view_of`: a view of an owner's buffer with a given layout (borrows);
 * `c_view`: the C-ordered (axes-reversed) view of a fresh column-major result;
 * `c_source`: the buffer a C-ordered view covers whole, in row-major order (or
-  None): the test every C-ordered hot path makes;
+  None): the test every C-ordered hot path makes; `prefers_c`: does an operand
+  lay its axes out row-major (numpy's 'K' order for the output);
 * `full_reduction`, `axes_reduction`: the engine's reduction hot paths;
 * `unary`, `binary`, `scalar`, `shaped`, `pinned`: the compiled per-operation
   protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
@@ -49,6 +50,7 @@ from ._core import (
     elementwise2,
     permuted_view,
     pinned,
+    prefers_c,
     scalar,
     shaped,
     unary,
@@ -77,6 +79,7 @@ __all__ = [
     "output",
     "permuted_result",
     "pinned",
+    "prefers_c",
     "run",
     "scalar",
     "shaped",

@@ -146,25 +146,9 @@ def reversed_operand(x: Any) -> Any:
     return v._derive(v._shape[::-1], v._strides[::-1], v._offset)
 
 
-def prefers_c(x: Any) -> bool:
-    """Does ``x`` (any operand) lay its axes out in row-major order (numpy's 'K')?
-
-    True for a view of rank >= 2 whose first non-unit axis has a larger stride
-    than its last: a C-ordered array, or a slice of one.
-    """
-    if x.__class__ is not TensorView:
-        return False
-    shape = x._shape
-    if len(shape) < 2:
-        return False
-    strides = x._strides
-    first = last = None
-    for d, s in zip(shape, strides, strict=True):
-        if d != 1:
-            if first is None:
-                first = abs(s)
-            last = abs(s)
-    return first is not None and last is not None and first > last
+#: Does ``x`` (any operand) lay its axes out in row-major order (numpy's 'K')? True for
+#: a view of rank >= 2 whose first non-unit axis has a larger stride than its last.
+prefers_c = _interface.prefers_c
 
 
 run_in_order = _interface.output
