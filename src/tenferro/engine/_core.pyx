@@ -1003,13 +1003,14 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     """One planned product of two operands on their own memory, or None (nothing done)
     when a tensor operand's buffer is not plain host memory or is exclusively borrowed.
 
-    ``plan`` is ``(how_p, how_q, m, n, owner_shape)``, validated by the caller for
+    ``plan`` is ``(how_p, how_q, m, n, out_shape, out_strides)``, validated by the caller for
     exactly these operand classes, shapes, strides and dtype: ``how_p`` says how ``p``
     is read as an ``(m, k)`` matrix (`_matrix`: on its memory; `_grouped`: by a
     transposing copy into pooled scratch, given back after the call), ``how_q`` ``q``
     as a ``(k, n)`` one, and one ``np.dot`` writes the C-ordered ``(m, n)`` product into
-    every element of a pooled output, handed out as a column-major tensor of
-    ``owner_shape``. Tensor operands are pinned and checked for a writer as in
+    every element of a pooled output, handed out as a tensor of ``out_shape`` (its
+    column-major owner) or, where ``out_strides`` is given, the fresh C-ordered view
+    of that shape (`_result`). Tensor operands are pinned and checked for a writer as in
     `shaped2`, and so is the buffer of a fresh root-less view (`_view_memory`); other views
     need no pin (a live view is a counted alias). Failure policy as
     in `shaped2`.
@@ -1227,5 +1228,5 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
     if plan is None or plan is False:
         return None
     if plan[0]:
-        return dot_planned(x2, x1, plan[2], dt, current())
-    return dot_planned(x1, x2, plan[2], dt, current())
+        return dot_planned(x2, x1, plan[1], dt, current())
+    return dot_planned(x1, x2, plan[1], dt, current())

@@ -25,7 +25,7 @@ from ..engine.interface import (
     permuted_result,
 )
 from ..errors import ValidationError
-from ..layout import row_major_strides, shape_size
+from ..layout import col_major_strides, row_major_strides, shape_size
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
@@ -204,10 +204,10 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
     return default_engine().dot_general(a, b, contracting=(ax_a, ax_b))
 
 
-#: Planned products on the operands' own memory, per `_strided_key`: the plan of
-#: `dot_planned` (plus which operand goes first and whether the result is the C-ordered
-#: view), or False where this path does not apply (mixed or non-BLAS dtypes, empty
-#: operands, axes that cannot be grouped without a copy). Bounded: cleared when full.
+#: Planned products on the operands' own memory, per `_strided_key`: ``(swap, plan)``,
+#: `dot_planned`'s plan and whether the second operand goes first; or False where this
+#: path does not apply (mixed or non-BLAS dtypes, empty operands). Bounded: cleared
+#: when full.
 _DOT: dict[Any, Any] = {}
 
 
@@ -233,13 +233,10 @@ def _strided_key(x1: Any, x2: Any, axes: Any) -> Any:
 def _dot_run(x1: Any, x2: Any, plan: tuple[Any, ...], eng: Any) -> Any:
     """Run a `_DOT` plan: the pooled result (a fresh C-ordered view where the plan
     says so), or None when an operand's buffer refuses the fast path."""
-    swap, _c_out, core_plan = plan
-    res = (
-        _dot_planned(x2, x1, core_plan, x1._dtype, eng)
-        if swap
-        else _dot_planned(x1, x2, core_plan, x1._dtype, eng)
-    )
-    return res
+    swap, core_plan = plan
+    if swap:
+        return _dot_planned(x2, x1, core_plan, x1._dtype, eng)
+    return _dot_planned(x1, x2, core_plan, x1._dtype, eng)
 
 
 def _dot_plan_or_false(key: Any, x1: Any, x2: Any, axes: Any) -> Any:
@@ -257,24 +254,12 @@ def _dot_plan_or_false(key: Any, x1: Any, x2: Any, axes: Any) -> Any:
     return plan
 
 
-def _layout(x: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``(shape, element strides)`` of an array (a tensor is column-major)."""
-    shape = x._shape
-    if x.__class__ is TensorView:
-        return shape, x._strides
-    strides = []
-    acc = 1
-    for d in shape:
-        strides.append(acc)
-        acc *= d
-    return shape, tuple(strides)
-
-
 def _reader(x: Any, perm: tuple[int, ...], dims: tuple[int, int]) -> tuple[Any, ...]:
     """How `dot_planned` reads ``x`` permuted by ``perm`` as the C-ordered ``dims``
     matrix (`_core._matrix`'s ``how``): without a copy where the strides allow, else
     by a transposing copy into pooled scratch (kind 3)."""
-    shape, strides = _layout(x)
+    shape = x._shape
+    strides = x._strides if x.__class__ is TensorView else col_major_strides(shape)
     isz = x._dtype.numpy.itemsize
     probe = np.lib.stride_tricks.as_strided(
         np.zeros(1, x._dtype.numpy), shape, tuple(isz * s for s in strides), writeable=False
@@ -338,7 +323,7 @@ def _dot_plan(
         how_p = _reader(x2, free_b[::-1] + ax_b[::-1], (n, k))
         how_q = _reader(x1, ax_a[::-1] + free_a[::-1], (k, m))
         core = (how_p, how_q, n, m, out_shape, None)
-    return (not c_out, c_out, core)
+    return (not c_out, core)
 
 
 def _c_ordered_pair(a: Any, b: Any) -> bool:
