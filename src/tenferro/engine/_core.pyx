@@ -77,6 +77,22 @@ cpdef object pooled(tuple shape, object dtype, object owner, object flat, object
     return t
 
 
+cdef inline object _view(
+    object root, object dtype, object shape, object strides, object offset, object source
+):
+    """A `TensorView` with these fields (`TensorView._make`'s, written as plain stores):
+    ``root`` is the buffer's read root, which makes the view a counted alias, or None
+    for a fresh result view (`_result`)."""
+    cdef object v = _new(TensorView)
+    v._base = root
+    v._dtype = dtype
+    v._shape = shape
+    v._strides = strides
+    v._offset = offset
+    v._source = source
+    return v
+
+
 cdef inline object _result(
     tuple shape, object strides, object dtype, object owner, object flat, object recycler
 ):
@@ -90,14 +106,7 @@ cdef inline object _result(
     """
     if strides is None:
         return pooled(shape, dtype, owner, flat, recycler)
-    cdef object v = _new(TensorView)
-    v._base = None
-    v._dtype = dtype
-    v._shape = shape
-    v._strides = strides
-    v._offset = 0
-    v._source = _buffer(owner, flat, recycler)
-    return v
+    return _view(None, dtype, shape, strides, 0, _buffer(owner, flat, recycler))
 
 
 cdef object _row_major_strides = None
@@ -113,25 +122,14 @@ cdef inline object _fresh_or_rooted(
     as any view does (one counted alias)."""
     cdef object st = t._st
     cdef BufferFields f
-    cdef bint fresh
-    cdef object v = _new(TensorView)
+    cdef bint fresh = False
     if st.__class__ is HostBuffer:
         f = <BufferFields>st
         fresh = f._root is None and f._stale is None and f.exclusive is None
-    else:
-        fresh = False
-    if fresh:
-        # INVARIANT (`_result`'s): the caller made ``t`` and drops it, so this view is
-        # the only object that holds the buffer; it has no alias to count.
-        v._base = None
-    else:
-        v._base = st.read_root()  # holding the root makes this view a counted alias
-    v._dtype = t._dtype
-    v._shape = shape
-    v._strides = strides
-    v._offset = 0
-    v._source = st
-    return v
+    # INVARIANT (`_result`'s) for a fresh buffer: the caller made ``t`` and drops it, so
+    # the view is the only object that holds the buffer; it has no alias to count.
+    # Otherwise the view holds the root, a counted alias as any view.
+    return _view(None if fresh else st.read_root(), t._dtype, shape, strides, 0, st)
 
 
 cpdef object c_view(object t):
@@ -915,13 +913,7 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
     root = buf._root
     if root is None:
         root = buf.read_root()
-    cdef object v = _new(TensorView)
-    v._base = root
-    v._dtype = t._dtype
-    v._shape = shape
-    v._strides = strides
-    v._offset = offset + start if start else offset
-    v._source = st
+    cdef object v = _view(root, t._dtype, shape, strides, offset + start if start else offset, st)
     root = None
     cdef object holder = buf.exclusive
     if holder is not None:
@@ -1188,14 +1180,9 @@ cpdef object basic_view(object x, object key):
     root = x._base
     if root is None:
         root = x._root("TensorView._derive")
-    v = _new(TensorView)
-    v._base = root  # holding the root makes this view a counted alias
-    v._dtype = x._dtype
-    v._shape = tuple(out_shape)
-    v._strides = tuple(out_strides)
-    v._offset = offset
-    v._source = x._source
-    return v
+    return _view(root, x._dtype, tuple(out_shape), tuple(out_strides), offset, x._source)
+
+
 cpdef object matmul2(object x1, object x2, dict plans, object marker):
     """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
     product the namespace cached for their shapes, strides and dtypes (``plans``,
