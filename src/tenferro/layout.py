@@ -311,21 +311,32 @@ class ArgMemo:
     of other types (``(True, False)`` equals ``(1, 0)``) never hits, and only
     tuples of exact ints (immutable, checked in full once) are remembered. The
     memo holds each tuple it remembers, so its ``id`` cannot be reused while
-    the entry lives; it is emptied when it reaches ``max_entries``.
+    the entry lives. With ``by_value``, a new tuple object equal to a remembered
+    one (callers such as autoray build one per call) is found too, once its
+    entries are seen to be exact ints. The memo is emptied when it reaches
+    ``max_entries``.
     """
 
-    __slots__ = ("_entries", "_max")
+    __slots__ = ("_by_value", "_entries", "_max")
 
-    def __init__(self, max_entries: int = 1024) -> None:
+    def __init__(self, max_entries: int = 1024, *, by_value: bool = False) -> None:
         self._entries: dict[int, tuple[Any, int, Any]] = {}
+        self._by_value: dict[tuple[Any, int], Any] | None = {} if by_value else None
         self._max = max_entries
 
     def get(self, key: Any, rank: int) -> Any:
-        """The value remembered for this very ``key`` object at ``rank``, else None."""
+        """The value remembered for ``key`` at ``rank`` (this very object; with
+        ``by_value``, also an equal tuple of exact ints), else None."""
         entry = self._entries.get(id(key))
         if entry is not None and entry[0] is key and entry[1] == rank:
             return entry[2]
-        return None
+        by_value = self._by_value
+        if by_value is None or key.__class__ is not tuple:
+            return None
+        for k in key:
+            if k.__class__ is not int:
+                return None
+        return by_value.get((key, rank))
 
     def put(self, key: Any, rank: int, value: Any) -> None:
         """Remember ``value`` (not None) for ``key`` at ``rank`` if it is a tuple of ints."""
@@ -334,8 +345,12 @@ class ArgMemo:
         entries = self._entries
         if len(entries) >= self._max:
             entries.clear()
+            if self._by_value is not None:
+                self._by_value.clear()
         # INVARIANT: the entry holds `key`, so no other object can take its id.
         entries[id(key)] = (key, rank, value)
+        if self._by_value is not None:
+            self._by_value[key, rank] = value
 
 
 def quick_axes(axes: Any, ndim: int) -> Shape | None:

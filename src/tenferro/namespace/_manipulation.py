@@ -64,14 +64,6 @@ def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
         check_array(x, op)
         ndim = x.ndim
     permute = _PERMS.get(axes, ndim)
-    if permute is None and axes.__class__ is tuple:
-        # A new tuple object of a permutation checked before (autoray's callers build
-        # one per call): found by value, for tuples of exact ints only.
-        for a in axes:
-            if a.__class__ is not int:
-                break
-        else:
-            permute = _PERMS_BY_VALUE.get((axes, ndim))
     if permute is None:
         if not isinstance(axes, (tuple, list)):
             raise ValidationError(
@@ -88,20 +80,14 @@ def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
             )
         permute = permuter(tuple(normalize_axis(a, ndim, op) for a in axes))
         _PERMS.put(axes, ndim, permute)
-        if axes.__class__ is tuple and all(a.__class__ is int for a in axes):
-            if len(_PERMS_BY_VALUE) >= 1024:
-                _PERMS_BY_VALUE.clear()
-            _PERMS_BY_VALUE[axes, ndim] = permute
     # The descriptor permuted directly: what numpy's transpose of a borrowed array
     # would give, without building the array.
     return cast(Result, permuted_view(x, permute))
 
 
-#: Checked permutations of `permute_dims` (as `layout.permuter`s), per axes tuple.
-_PERMS = ArgMemo()
-#: The same permuters per (axes, rank) by value, for axes tuples of exact ints only (a
-#: bool equals an int: such a tuple is checked in full). Bounded: cleared when full.
-_PERMS_BY_VALUE: dict[tuple[tuple[int, ...], int], Any] = {}
+#: Checked permutations of `permute_dims` (as `layout.permuter`s), per axes tuple; found
+#: by value too (autoray's callers build a new tuple per call).
+_PERMS = ArgMemo(by_value=True)
 
 
 def transpose(x: Any, /, axes: Any = None) -> Result:
