@@ -451,6 +451,10 @@ _DIRECT = {
     "__truediv__": "divide",
     "__matmul__": "matmul",
     "__neg__": "negative",
+    "__lt__": "less",
+    "__le__": "less_equal",
+    "__gt__": "greater",
+    "__ge__": "greater_equal",
     "__getitem__": "getitem",
 }
 

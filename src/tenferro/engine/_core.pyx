@@ -902,24 +902,35 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
     it exists; a writer that claimed the buffer meanwhile refuses it)."""
     cdef str op = "Tensor.as_view"
     cdef object st = t._st
-    cdef object buf, start, root
+    cdef object root, v, holder
+    cdef BufferFields f
     if st.__class__ is HostBuffer:
-        buf = st
-        start = 0
+        # A plain host tensor: its buffer's fields are read as C members.
+        f = <BufferFields>st
+        if f.exclusive is not None:
+            st.check_shared(op)
+        root = f._root
+        if root is None:
+            root = st.read_root()
+        v = _view(root, t._dtype, shape, strides, offset, st)
+        root = None
+        holder = f.exclusive
     else:
         buf, start = t._resolve(op)
-    if buf.exclusive is not None:
-        buf.check_shared(op)
-    root = buf._root
-    if root is None:
-        root = buf.read_root()
-    cdef object v = _view(root, t._dtype, shape, strides, offset + start if start else offset, st)
-    root = None
-    cdef object holder = buf.exclusive
+        if buf.exclusive is not None:
+            buf.check_shared(op)
+        root = buf._root
+        if root is None:
+            root = buf.read_root()
+        v = _view(root, t._dtype, shape, strides, offset + start if start else offset, st)
+        root = None
+        holder = buf.exclusive
     if holder is not None:
         v = None
         raise shared_refusal(op, holder)
     return v
+
+
 cdef object _np_dot = None
 cdef object _ndarray = None
 cdef str _OP = "tenferro.tensordot"
@@ -939,7 +950,40 @@ cdef inline object _matrix(object x, tuple how):
         return x._st.flat.reshape(dims)
     if kind == 1:
         return x._st.flat.reshape(dims[1], dims[0]).T
-    return _ndarray(dims, x._dtype.numpy, _view_memory(x), x._offset * <Py_ssize_t>how[3], how[2])
+    cdef object mat = _compact_matrix(x, dims, how[2], <Py_ssize_t>how[3])
+    if mat is not None:
+        return mat
+    return _ndarray(dims, _numpy_of[x._dtype], _view_memory(x), x._offset * <Py_ssize_t>how[3], how[2])
+
+
+cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize_t isz):
+    """The ``dims`` matrix of the view ``x`` (byte ``strides``) as a reshape of its buffer's
+    ``flat``, when the matrix is compact in either order and ``flat`` is of the view's
+    dtype; else None. `_pin_operand` pinned that buffer and `dot_planned` checked it for
+    a writer, so the internal array (as for a tensor operand) dies with the call: a
+    reshape of ``flat`` costs a third of an ``ndarray`` built over the root."""
+    cdef object st = x._source
+    if st.__class__ is not HostBuffer:
+        return None
+    cdef object flat = (<BufferFields>st).flat
+    cdef object want = _numpy_of[x._dtype]
+    if flat.dtype is not want and flat.dtype != want:
+        return None
+    cdef Py_ssize_t rows = dims[0]
+    cdef Py_ssize_t cols = dims[1]
+    cdef Py_ssize_t s0 = strides[0]
+    cdef Py_ssize_t s1 = strides[1]
+    cdef Py_ssize_t o = x._offset
+    cdef Py_ssize_t n = rows * cols
+    cdef bint c_order = s1 == isz and (s0 == cols * isz or rows == 1)
+    cdef bint f_order = s0 == isz and (s1 == rows * isz or cols == 1)
+    if not (c_order or f_order) or o < 0 or o + n > len(flat):
+        return None
+    if o != 0 or len(flat) != n:
+        flat = flat[o : o + n]
+    if c_order:
+        return flat.reshape(rows, cols)
+    return flat.reshape(cols, rows).T
 
 
 cdef inline object _view_memory(object x):
@@ -963,7 +1007,7 @@ cdef inline object _logical(object x, tuple how):
             return x._st.flat
         return x._st.flat.reshape(shape[::-1]).T
     return _ndarray(
-        shape, x._dtype.numpy, _view_memory(x), x._offset * <Py_ssize_t>how[6], how[5]
+        shape, _numpy_of[x._dtype], _view_memory(x), x._offset * <Py_ssize_t>how[6], how[5]
     )
 
 
@@ -986,7 +1030,9 @@ cdef inline bint _pin_operand(object x, list pins):
         if st.__class__ is not HostBuffer:
             return False
         pins.append(st)
-    elif x._base is None:
+    elif x._base is None or x._source.__class__ is HostBuffer:
+        # A fresh view is read on its buffer's flat; so is a view holding its root
+        # where its matrix is compact (`_compact_matrix`): pinned either way.
         pins.append(x._source)
     return True
 
@@ -1009,7 +1055,7 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     """
     global _np_dot, _ndarray
     cdef list pins = []
-    cdef object st, a, b, flat
+    cdef object st, a, b, flat, np_dt
     cdef object owner = None  # bound before the try: _forget reads it
     cdef object s_p = None
     cdef object s_q = None
@@ -1022,7 +1068,9 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         return None
     if _np_dot is None:
         import numpy
-        _np_dot = numpy.dot
+        # The C function under numpy's ``__array_function__`` dispatcher (whose Python
+        # frame would run per call): every operand here is an internal ndarray.
+        _np_dot = getattr(numpy.dot, "_implementation", numpy.dot)
         _ndarray = numpy.ndarray
     pin = tuple(pins)
     if pins:
@@ -1031,16 +1079,17 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         for st in pins:
             if st.exclusive is not None:
                 return None
-        owner = _acquire(eng, out_dt.numpy, n_out, True)
+        np_dt = _numpy_of[out_dt]
+        owner = _acquire(eng, np_dt, n_out, True)
         how = plan[0]
         if how[0] == 3:
-            s_p = _acquire(eng, out_dt.numpy, how[7])
+            s_p = _acquire(eng, np_dt, how[7])
             a = _grouped(p, how, s_p)
         else:
             a = _matrix(p, how)
         how = plan[1]
         if how[0] == 3:
-            s_q = _acquire(eng, out_dt.numpy, how[7])
+            s_q = _acquire(eng, np_dt, how[7])
             b = _grouped(q, how, s_q)
         else:
             b = _matrix(q, how)
@@ -1078,6 +1127,9 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
 # selects or raises the typed error.
 
 from cpython.slice cimport PySlice_Unpack, PySlice_AdjustIndices
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.ref cimport Py_INCREF
+cimport cython
 
 cdef object _ELLIPSIS = Ellipsis
 
@@ -1181,6 +1233,90 @@ cpdef object basic_view(object x, object key):
     if root is None:
         root = x._root("TensorView._derive")
     return _view(root, x._dtype, tuple(out_shape), tuple(out_strides), offset, x._source)
+
+
+cdef object _getitem_rest = None
+
+
+def bind_getitem(object rest):
+    """Called once by namespace/_indexing.py: ``rest(x, key)`` is `getitem`'s general
+    path (every key the compiled one declines, and every refusal, typed)."""
+    global _getitem_rest
+    _getitem_rest = rest
+
+
+@cython.binding(True)
+def getitem(x, key, /):
+    """``x[key]`` (`tenferro.namespace`'s ``getitem``, installed as ``__getitem__`` of
+    `Tensor` and the views, so it binds as a method). One int on a tensor or shared
+    view (`_int_view`) and every other plain basic key (`basic_view`) give their view
+    here; anything else, and every key to refuse, goes to the general path
+    (`bind_getitem`), which selects, copies or raises the typed error. Ownership as
+    `basic_view`'s: a tensor is borrowed through `view_of`, a view derives a view
+    holding the root."""
+    cdef object v
+    if key.__class__ is int:
+        v = _int_view(x, key)
+    else:
+        v = basic_view(x, key)
+    if v is None:
+        return _getitem_rest(x, key)
+    return v
+
+
+cdef inline tuple _ints_tuple(Py_ssize_t* vals, Py_ssize_t n):
+    cdef tuple out = PyTuple_New(n)
+    cdef object item
+    cdef Py_ssize_t i
+    for i in range(n):
+        item = vals[i]
+        Py_INCREF(item)  # PyTuple_SET_ITEM steals the reference
+        PyTuple_SET_ITEM(out, i, item)
+    return out
+
+
+cdef object _int_view(object x, object key):
+    """``x[key]`` for one exact int ``key`` in range on a tensor or shared view of rank
+    >= 1 (axis 0 dropped), or None (the general path refuses or handles it)."""
+    cdef object c = x.__class__
+    cdef tuple shape, strides
+    cdef Py_ssize_t rank, dim, idx, acc, i
+    cdef Py_ssize_t buf[32]
+    cdef object root
+    if c is Tensor:
+        if x._st is None:
+            return None  # moved: the general path refuses it
+    elif c is not TensorView:
+        return None
+    shape = x._shape
+    rank = len(shape)
+    if rank == 0 or rank > 32:
+        return None
+    dim = <Py_ssize_t>shape[0]
+    if not (-dim <= key < dim):  # compared as Python ints: any size
+        return None
+    idx = <Py_ssize_t>key
+    if idx < 0:
+        idx += dim
+    if c is Tensor:
+        # Column-major: axis 0 has stride 1; axis i the product of the dims before it.
+        acc = dim
+        for i in range(1, rank):
+            buf[i - 1] = acc
+            acc *= <Py_ssize_t>shape[i]
+        return view_of(x, shape[1:], _ints_tuple(buf, rank - 1), idx)
+    strides = x._strides
+    root = x._base
+    if root is None:
+        root = x._root("TensorView._derive")
+    return _view(
+        root,
+        x._dtype,
+        shape[1:],
+        strides[1:],
+        <Py_ssize_t>x._offset + idx * <Py_ssize_t>strides[0],
+        x._source,
+    )
 
 
 cpdef object matmul2(object x1, object x2, dict plans, object marker):

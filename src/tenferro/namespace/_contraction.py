@@ -89,38 +89,35 @@ def matmul(x1: Any, x2: Any, /) -> Result:
     op = "tenferro.matmul"
     c1 = x1.__class__
     c2 = x2.__class__
-    if c1 is TensorView or c2 is TensorView:
-        # A repeated product with a view: the cached plan, run in one compiled call.
-        res = _matmul2(x1, x2, _DOT, _MATMUL)
+    if (c1 is TensorView or c1 is Tensor) and (c2 is TensorView or c2 is Tensor):
+        # A repeated product of two matrices: the cached plan, run in one compiled call.
+        res: Any = _matmul2(x1, x2, _DOT, _MATMUL)
         if res is not None:
-            return cast(Result, res)
-    if (
-        c1 is Tensor
-        and c2 is Tensor
-        and len(x1._shape) == 2
-        and len(x2._shape) == 2
-        and x1._dtype is x2._dtype
-        and x1._dtype in _BLAS
-    ):
-        return engine().matmul(x1, x2)  # it checks the shapes, storage and moves itself
-    if (
-        (c1 is TensorView or c1 is Tensor)
-        and (c2 is TensorView or c2 is Tensor)
-        and len(x1._shape) == 2
-        and len(x2._shape) == 2
-    ):
-        # Two matrices: the planned product on their memory (as `tensordot`'s, one
-        # BLAS call; memory order follows the data).
-        s1 = x1._strides if c1 is TensorView else None
-        s2 = x2._strides if c2 is TensorView else None
-        key = (x1._shape, s1, x2._shape, s2, x1._dtype, x2._dtype, _MATMUL)
-        plan = _DOT.get(key)
-        if plan is None:
-            plan = _matmul_plan_or_false(key, x1, x2)
-        if plan is not False:
-            res = _dot_run(x1, x2, plan, engine())
-            if res is not None:
-                return cast(Result, res)
+            return res  # type: ignore[no-any-return]
+        if len(x1._shape) == 2 and len(x2._shape) == 2:
+            owners = c1 is Tensor and c2 is Tensor and x1._dtype is x2._dtype and x1._dtype in _BLAS
+            if not owners or (
+                x1._st.__class__ is HostBuffer
+                and x2._st.__class__ is HostBuffer
+                and x1._shape[1] == x2._shape[0]
+            ):
+                # Two matrices: the planned product on their memory (as `tensordot`'s,
+                # one BLAS call; memory order follows the data: two owners give the
+                # engine's column-major owner).
+                s1 = x1._strides if c1 is TensorView else None
+                s2 = x2._strides if c2 is TensorView else None
+                key = (x1._shape, s1, x2._shape, s2, x1._dtype, x2._dtype, _MATMUL)
+                plan = _DOT.get(key)
+                if plan is None:
+                    plan = _matmul_plan_or_false(key, x1, x2)
+                if plan is not False:
+                    res = _dot_run(x1, x2, plan, engine())
+                    if res is not None:
+                        return res  # type: ignore[no-any-return]
+            if owners:
+                # Moved, group-backed, borrowed, empty or mismatched owners: the
+                # engine checks and refuses them itself.
+                return engine().matmul(x1, x2)
     check_array(x1, op, "x1")
     check_array(x2, op, "x2")
     dt = _planned(("matmul", x1.shape, x2.shape, x1.dtype, x2.dtype), _matmul_plan, x1, x2)

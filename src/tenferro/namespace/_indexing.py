@@ -16,7 +16,9 @@ import numpy as np
 
 from ..copies import check_copy, count_copy
 from ..dtype import DType, promote_types
-from ..engine.interface import basic_view, pinned, view_of
+from ..engine._core import bind_getitem as _bind_getitem
+from ..engine._core import getitem as _core_getitem
+from ..engine.interface import pinned, view_of
 from ..errors import (
     BorrowError,
     DTypeError,
@@ -28,7 +30,6 @@ from ..errors import (
 from ..layout import col_major_strides
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
-from ..view import TensorView
 from ._adapter import (
     ARRAY_TYPES,
     Reads,
@@ -126,32 +127,11 @@ def _check_basic(key: tuple[Any, ...], shape: tuple[int, ...], op: str) -> None:
                 )
 
 
-def getitem(x: Any, key: Any) -> Any:
-    """``x[key]``. Basic keys **borrow** (a view); array and mask keys **copy** (counted)."""
+def _getitem_general(x: Any, key: Any) -> Any:
+    """``x[key]`` for every key the compiled `getitem` (`engine._core.getitem`: one int
+    or a plain basic key on a tensor or shared view) declines: it selects, copies or
+    raises the typed error."""
     op = "tenferro.__getitem__"
-    if key.__class__ is int:
-        # One int (``x[1]`` in a loop): the selection is cached per descriptor.
-        cls = x.__class__
-        if cls is Tensor:
-            if x._st is None:  # `_live`, inlined: a moved tensor is refused
-                x._raise_moved(op)
-            shape = x._shape
-            sel = _SELECTED.get((key, shape))
-            if sel is None:
-                sel = _selected((key, shape), (key,), shape, col_major_strides(shape), 0, op)
-            return view_of(x, *sel)
-        if cls is TensorView:
-            cached = (key, x._shape, x._strides, x._offset)
-            sel = _SELECTED.get(cached)
-            if sel is None:
-                sel = _selected(cached, (key,), *cached[1:], op)
-            return x._derive(*sel)
-    # Any other plain basic key on a tensor or shared view, compiled (numpy's
-    # descriptor, `_select`'s); None for anything else, and for every key `_select`
-    # refuses.
-    view = basic_view(x, key)
-    if view is not None:
-        return view
     items = key if key.__class__ is tuple else (key,)
     for i in items:
         if i.__class__ not in _PLAIN:
@@ -180,28 +160,11 @@ def getitem(x: Any, key: Any) -> Any:
 
 _PLAIN = (int, slice, type(None), type(Ellipsis))
 
-Descriptor = tuple[tuple[int, ...], tuple[int, ...], int]
-#: `_select`'s result for one int key, per (key, shape) of an owner or (key, shape,
-#: strides, offset) of a view: a checked selection depends on nothing else. Bounded:
-#: emptied when full. A refused key is never cached (it raises every time).
-_SELECTED: dict[tuple[Any, ...], Descriptor] = {}
-_SELECTED_SIZE = 1024
-
-
-def _selected(
-    cached: tuple[Any, ...],
-    key: tuple[Any, ...],
-    shape: tuple[int, ...],
-    strides: tuple[int, ...],
-    offset: int,
-    op: str,
-) -> Descriptor:
-    """`_select`, kept in `_SELECTED` under ``cached``."""
-    sel = _select(key, shape, strides, offset, op)
-    if len(_SELECTED) >= _SELECTED_SIZE:
-        _SELECTED.clear()
-    _SELECTED[cached] = sel
-    return sel
+_bind_getitem(_getitem_general)
+#: ``x[key]``. Basic keys **borrow** (a view); array and mask keys **copy** (counted).
+#: Compiled (`engine._core.getitem`): one int or a plain basic key on a tensor or
+#: shared view is one call; everything else is `_getitem_general`.
+getitem = _core_getitem
 
 
 def _select(
