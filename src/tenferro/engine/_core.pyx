@@ -1319,6 +1319,100 @@ cdef object _int_view(object x, object key):
     )
 
 
+# ---------------------------------------------------------------------- reshape
+# `namespace._manipulation.reshape` calls `reshape_planned` first: a layout and target
+# shape it planned before (`_reshape_plans`, numpy's no-copy rule) give their view, or
+# an owner's one named copy, in one compiled call. A miss, a declined plan and
+# anything to refuse return None: the Python path plans, caches, copies or raises.
+
+cdef object _check_copy = None
+cdef object _count_copy = None
+cdef str _RESHAPE = "tenferro.reshape"
+
+
+def reshape_kernel(object fa, object out, tuple arg):
+    """The reshape copy of an owner (`_shaped`'s kernel): ``fa`` holds the elements of
+    shape ``arg[0]`` column-major, ``out`` (written whole) gets them column-major in
+    shape ``arg[1]``, in the row-major element order the standard's reshape reads."""
+    cdef tuple own = arg[0]
+    cdef tuple new = arg[1]
+    src = fa.reshape(own[::-1]).T  # the owner's elements in their shape
+    if len(new) == 1:
+        out.reshape(own)[...] = src  # out's row-major order is its only order
+    else:
+        out.reshape(new[::-1]).T[...] = src.reshape(new)
+
+
+cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
+    """``reshape(x, shape)`` for a live tensor or shared view ``x`` and a tuple ``shape``
+    of exact ints whose plan ``plans`` holds (``(new shape, strides, offset)`` per
+    ``(shape, strides, target)``): the view numpy's no-copy reshape gives (ownership as
+    `view_of`'s for a tensor; a view derives a view holding the root), or, where numpy
+    would copy and ``may_copy``, an owner's one named, counted copy into a pooled owner
+    read under the pin (`_shaped`). None for anything else (the general path)."""
+    global _check_copy, _count_copy
+    cdef object c = x.__class__
+    cdef object st = None
+    cdef object plan, new, new_strides, d, root, res, dt
+    cdef tuple own, strides
+    cdef Py_ssize_t rank, i, acc, n, nbytes
+    cdef Py_ssize_t buf[32]
+    if shape.__class__ is not tuple:
+        return None
+    for d in <tuple>shape:
+        if d.__class__ is not int:
+            return None
+    own = x._shape if (c is Tensor or c is TensorView) else None
+    if c is Tensor:
+        st = x._st
+        if st is None:
+            return None  # moved: the general path refuses it
+        rank = len(own)
+        if rank > 32:
+            return None
+        acc = 1
+        for i in range(rank):
+            buf[i] = acc
+            acc *= <Py_ssize_t>own[i]
+        strides = _ints_tuple(buf, rank)
+    elif c is TensorView:
+        strides = x._strides
+    else:
+        return None
+    plan = plans.get((own, strides, shape))
+    if plan is None:
+        return None  # not planned yet, or declined (the general path decides)
+    new = plan[0]
+    new_strides = plan[1]
+    if new_strides is not None:
+        if c is Tensor:
+            return view_of(x, new, new_strides, plan[2])
+        root = x._base
+        if root is None:
+            root = x._root("TensorView._derive")
+        return _view(
+            root, x._dtype, new, new_strides, <Py_ssize_t>x._offset + <Py_ssize_t>plan[2],
+            x._source,
+        )
+    # numpy would copy: only an owner's planned copy is taken here.
+    if not may_copy or c is not Tensor or st.__class__ is not HostBuffer:
+        return None
+    if _check_copy is None:
+        from tenferro.copies import check_copy, count_copy
+        _check_copy = check_copy
+        _count_copy = count_copy
+    n = 1
+    for d in new:
+        n *= <Py_ssize_t>d
+    dt = x._dtype
+    nbytes = n * <Py_ssize_t>_numpy_of[dt].itemsize
+    _check_copy(_RESHAPE, nbytes)
+    res = _shaped(reshape_kernel, st, new, n, dt, current(), (own, new))
+    if res is not None:
+        _count_copy(nbytes)
+    return res
+
+
 cpdef object matmul2(object x1, object x2, dict plans, object marker):
     """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
     product the namespace cached for their shapes, strides and dtypes (``plans``,

@@ -25,6 +25,7 @@ from ..dtype import DType, dtype_of_array
 from ..engine import CpuEngine
 from ..engine import interface as _interface
 from ..engine._base import Reads
+from ..engine._core import reshape_kernel as _reshape_kernel
 from ..errors import ValidationError
 from ..layout import col_major_strides, shape_size
 from ..storage.host import HostBuffer
@@ -353,17 +354,6 @@ def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
             raise
         except NUMPY_REFUSALS as exc:
             raise numpy_refusal(op, exc) from None
-
-
-def _reshape_kernel(fa: Array, out: Array, arg: tuple[Shape, Shape]) -> None:
-    # fa: the owner's elements (column-major of ``own``); out: the result's flat
-    # buffer, column-major of ``new``. Every element of out is written.
-    own, new = arg
-    src = fa.reshape(own, order="F")
-    if len(new) == 1:
-        out.reshape(own)[...] = src  # out's row-major order is its only order
-    else:
-        out.reshape(new, order="F")[...] = src.reshape(new)
 
 
 def reshape_copy(x: Tensor, new: Shape) -> Any:

@@ -20,6 +20,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..copies import check_copy, check_copy_flag, count_copy
+from ..engine._core import reshape_planned as _reshape_planned
 from ..engine.interface import view_of
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
 from ..layout import ArgMemo, col_major_strides, permuter
@@ -249,10 +250,13 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
         check_copy_flag(op, flag, allow_none=True)  # refuses it: an array's truth is ambiguous
     if not copy and (x.__class__ is Tensor or x.__class__ is TensorView):
         # The descriptor numpy's no-copy reshape gives this layout, remembered per
-        # (shape, strides, new shape): no array is built per call.
-        out = _reshaped_view(x, shape, copy is None)
+        # (shape, strides, new shape): no array is built per call. A planned layout
+        # and shape is one compiled call (`engine._core.reshape_planned`).
+        out: Any = _reshape_planned(x, shape, copy is None, _reshape_plans)
+        if out is None:
+            out = _reshaped_view(x, shape, copy is None)
         if out is not None:
-            return cast(Result, out)
+            return out  # type: ignore[no-any-return]
     check_array(x, op)
     new = _shape_ints(shape, op)
     size = x.size
