@@ -37,7 +37,6 @@ from tenferro.storage import host as _host
 from tenferro.storage.host import HostBuffer, shared_refusal
 from tenferro.tensor import Tensor
 from tenferro.view import TensorView
-
 cdef object _new = object.__new__
 # The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
 # by engine/cpu.py (`bind_current`): it imports the modules that import this one.
@@ -901,7 +900,8 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
     exists and again after (the view holds the root, a counted alias, from the moment
     it exists; a writer that claimed the buffer meanwhile refuses it)."""
     cdef str op = "Tensor.as_view"
-    cdef object st = t._st
+    cdef bint exact = t.__class__ is Tensor
+    cdef object st = _field(t, _T_ST, "_st") if exact else t._st
     cdef object root, v, holder
     cdef BufferFields f
     if st.__class__ is HostBuffer:
@@ -912,7 +912,10 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
         root = f._root
         if root is None:
             root = st.read_root()
-        v = _view(root, t._dtype, shape, strides, offset, st)
+        v = _view(
+            root, _field(t, _T_DTYPE, "_dtype") if exact else t._dtype, shape, strides, offset,
+            st,
+        )
         root = None
         holder = f.exclusive
     else:
@@ -1128,8 +1131,62 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
 
 from cpython.slice cimport PySlice_Unpack, PySlice_AdjustIndices
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 cimport cython
+
+cdef extern from "Python.h":
+    # A ``__slots__`` entry's descriptor (CPython's structmember.h / descrobject.h).
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    int T_OBJECT_EX
+    object PyType_GenericAlloc(type t, Py_ssize_t n)
+
+
+cdef Py_ssize_t _slot_offset(object cls, str name) except -1:
+    """The byte offset of ``cls``'s ``__slots__`` entry ``name`` in its instances."""
+    cdef object d = getattr(cls, name)
+    if type(d).__name__ != "member_descriptor":
+        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ entry")
+    if (<PyMemberDescrObject*>d).d_member.type != T_OBJECT_EX:
+        raise TypeError(f"{cls.__name__}.{name} is not an object slot")
+    return (<PyMemberDescrObject*>d).d_member.offset
+
+
+# The hot paths below read a `Tensor`'s or `TensorView`'s fields straight from their
+# slots (for an object whose class is exactly that class): a generic attribute read
+# (type lookup, descriptor call) costs ~15 ns, as much as the rest of an int index.
+cdef Py_ssize_t _V_SHAPE = _slot_offset(TensorView, "_shape")
+cdef Py_ssize_t _V_STRIDES = _slot_offset(TensorView, "_strides")
+cdef Py_ssize_t _V_OFFSET = _slot_offset(TensorView, "_offset")
+cdef Py_ssize_t _V_DTYPE = _slot_offset(TensorView, "_dtype")
+cdef Py_ssize_t _V_SOURCE = _slot_offset(TensorView, "_source")
+cdef Py_ssize_t _V_BASE = _slot_offset(TensorView, "_base")
+cdef Py_ssize_t _T_SHAPE = _slot_offset(Tensor, "_shape")
+cdef Py_ssize_t _T_ST = _slot_offset(Tensor, "_st")
+cdef Py_ssize_t _T_DTYPE = _slot_offset(Tensor, "_dtype")
+
+
+cdef inline object _field(object o, Py_ssize_t offset, str name):
+    """The slot at ``offset`` of ``o`` (its class's, as `_slot_offset` read it); an unset
+    slot raises AttributeError as the attribute read would."""
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + offset))[0]
+    if p == NULL:
+        raise AttributeError(name)
+    return <object>p
+
+
+cdef inline void _put(object o, Py_ssize_t offset, object value):
+    """Store ``value`` in the slot at ``offset`` of ``o`` (a new reference; the old one,
+    if any, released), as the attribute store would."""
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>o) + offset)
+    Py_INCREF(value)
+    Py_XDECREF(slot[0])
+    slot[0] = <PyObject*>value
+
+
 
 cdef object _ELLIPSIS = Ellipsis
 
@@ -1155,9 +1212,9 @@ cpdef object basic_view(object x, object key):
     cdef list out_shape, out_strides
     cdef object k, root, v, kc
     if c is Tensor:
-        if x._st is None:
+        if _field(x, _T_ST, "_st") is None:
             return None
-        shape = x._shape
+        shape = _field(x, _T_SHAPE, "_shape")
         rank = len(shape)
         acc = 1
         out_strides = [0] * rank
@@ -1167,9 +1224,9 @@ cpdef object basic_view(object x, object key):
         strides = tuple(out_strides)
         offset = 0
     elif c is TensorView:
-        shape = x._shape
-        strides = x._strides
-        offset = x._offset
+        shape = _field(x, _V_SHAPE, "_shape")
+        strides = _field(x, _V_STRIDES, "_strides")
+        offset = _field(x, _V_OFFSET, "_offset")
         rank = len(shape)
     else:
         return None
@@ -1229,10 +1286,17 @@ cpdef object basic_view(object x, object key):
         axis += 1
     if c is Tensor:
         return view_of(x, tuple(out_shape), tuple(out_strides), offset)
-    root = x._base
+    root = _field(x, _V_BASE, "_base")
     if root is None:
         root = x._root("TensorView._derive")
-    return _view(root, x._dtype, tuple(out_shape), tuple(out_strides), offset, x._source)
+    return _view(
+        root,
+        _field(x, _V_DTYPE, "_dtype"),
+        tuple(out_shape),
+        tuple(out_strides),
+        offset,
+        _field(x, _V_SOURCE, "_source"),
+    )
 
 
 cdef object _getitem_rest = None
@@ -1284,11 +1348,13 @@ cdef object _int_view(object x, object key):
     cdef Py_ssize_t buf[32]
     cdef object root
     if c is Tensor:
-        if x._st is None:
+        if _field(x, _T_ST, "_st") is None:
             return None  # moved: the general path refuses it
-    elif c is not TensorView:
+        shape = _field(x, _T_SHAPE, "_shape")
+    elif c is TensorView:
+        shape = _field(x, _V_SHAPE, "_shape")
+    else:
         return None
-    shape = x._shape
     rank = len(shape)
     if rank == 0 or rank > 32:
         return None
@@ -1305,17 +1371,17 @@ cdef object _int_view(object x, object key):
             buf[i - 1] = acc
             acc *= <Py_ssize_t>shape[i]
         return view_of(x, shape[1:], _ints_tuple(buf, rank - 1), idx)
-    strides = x._strides
-    root = x._base
+    strides = _field(x, _V_STRIDES, "_strides")
+    root = _field(x, _V_BASE, "_base")
     if root is None:
         root = x._root("TensorView._derive")
     return _view(
         root,
-        x._dtype,
+        _field(x, _V_DTYPE, "_dtype"),
         shape[1:],
         strides[1:],
-        <Py_ssize_t>x._offset + idx * <Py_ssize_t>strides[0],
-        x._source,
+        <Py_ssize_t>_field(x, _V_OFFSET, "_offset") + idx * <Py_ssize_t>strides[0],
+        _field(x, _V_SOURCE, "_source"),
     )
 
 
@@ -1423,25 +1489,31 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
     one compiled call."""
     cdef object c1 = x1.__class__
     cdef object c2 = x2.__class__
-    cdef object s1, s2
+    cdef object s1, s2, dt, dt2
+    cdef tuple sh1, sh2
     if c1 is Tensor:
         s1 = None
+        sh1 = _field(x1, _T_SHAPE, "_shape")
+        dt = _field(x1, _T_DTYPE, "_dtype")
     elif c1 is TensorView:
-        s1 = x1._strides
+        s1 = _field(x1, _V_STRIDES, "_strides")
+        sh1 = _field(x1, _V_SHAPE, "_shape")
+        dt = _field(x1, _V_DTYPE, "_dtype")
     else:
         return None
     if c2 is Tensor:
         s2 = None
+        sh2 = _field(x2, _T_SHAPE, "_shape")
+        dt2 = _field(x2, _T_DTYPE, "_dtype")
     elif c2 is TensorView:
-        s2 = x2._strides
+        s2 = _field(x2, _V_STRIDES, "_strides")
+        sh2 = _field(x2, _V_SHAPE, "_shape")
+        dt2 = _field(x2, _V_DTYPE, "_dtype")
     else:
         return None
-    cdef tuple sh1 = x1._shape
-    cdef tuple sh2 = x2._shape
     if len(sh1) != 2 or len(sh2) != 2:
         return None
-    cdef object dt = x1._dtype
-    cdef object plan = plans.get((sh1, s1, sh2, s2, dt, x2._dtype, marker))
+    cdef object plan = plans.get((sh1, s1, sh2, s2, dt, dt2, marker))
     if plan is None or plan is False:
         return None
     if plan[0]:
