@@ -260,3 +260,23 @@ def test_the_order_comparisons_are_the_namespace_functions(op: Any, fn: Any) -> 
     x, n = _owner((16,))
     np.testing.assert_array_equal(np.asarray(op(x, 0.5)), fn(n, 0.5))
     np.testing.assert_array_equal(np.asarray(op(0.5, x)), fn(0.5, n))
+
+
+def test_a_key_longer_than_the_compiled_descriptor_takes_the_general_path() -> None:
+    x, n = _c_view((3, 4))
+    key = (None,) * 40 + (1, slice(None, None, -2))
+    got = x[key]
+    np.testing.assert_array_equal(np.asarray(got), n[key])
+    assert got.shape == n[key].shape
+
+
+@pytest.mark.parametrize("make", [_owner, _c_view])
+def test_slices_none_and_an_ellipsis_give_numpys_view(make: Any) -> None:
+    x, n = make((4, 5, 3))
+    for key in [
+        (slice(None), slice(None, 3)),
+        (None, Ellipsis, 2),
+        (slice(3, 0, -2), None, slice(1, None)),
+        (1, Ellipsis, slice(None, None, 2)),
+    ]:
+        np.testing.assert_array_equal(np.asarray(x[key]), n[key])

@@ -1200,12 +1200,17 @@ cdef object _ELLIPSIS = Ellipsis
 
 cdef inline bint _plain_slice(object k):
     # Entries None or exact ints (`_select` refuses anything else, typed).
-    cdef object part
-    for part in ((<slice>k).start, (<slice>k).stop, (<slice>k).step):
-        if part is not None and part.__class__ is not int:
-            return False
+    cdef object part = (<slice>k).start
+    if part is not None and part.__class__ is not int:
+        return False
+    part = (<slice>k).stop
+    if part is not None and part.__class__ is not int:
+        return False
+    part = (<slice>k).step
+    if part is None:
+        return True
     # A zero step is `_select`'s refusal (PySlice_Unpack would raise its own).
-    return (<slice>k).step is None or (<slice>k).step != 0
+    return part.__class__ is int and part != 0
 
 
 cpdef object basic_view(object x, object key):
@@ -1214,30 +1219,41 @@ cpdef object basic_view(object x, object key):
     exclusively borrowed), a view derives a view holding the root."""
     cdef object c = x.__class__
     cdef tuple shape, strides, items
-    cdef Py_ssize_t offset, rank, n_real = 0, n_ell = 0, axis = 0, i, j, dim, stride
-    cdef Py_ssize_t start, stop, step, length, idx, acc
-    cdef list out_shape, out_strides
-    cdef object k, root, v, kc
+    cdef Py_ssize_t offset, rank, n_items, n_real = 0, n_ell = 0, axis = 0, n_out = 0
+    cdef Py_ssize_t i, j, dim, stride, start, stop, step, length, idx, acc
+    # The output descriptor, built in C (a key of more than 32 entries or an array of
+    # rank above 32 takes the general path).
+    cdef Py_ssize_t in_strides[32]
+    cdef Py_ssize_t out_shape[64]
+    cdef Py_ssize_t out_strides[64]
+    cdef object k, root, kc
     if c is Tensor:
         if _field(x, _T_ST, "_st") is None:
             return None
         shape = _field(x, _T_SHAPE, "_shape")
         rank = len(shape)
+        if rank > 32:
+            return None
         acc = 1
-        out_strides = [0] * rank
         for i in range(rank):
-            out_strides[i] = acc
+            in_strides[i] = acc
             acc *= <Py_ssize_t>shape[i]
-        strides = tuple(out_strides)
         offset = 0
     elif c is TensorView:
         shape = _field(x, _V_SHAPE, "_shape")
         strides = _field(x, _V_STRIDES, "_strides")
-        offset = _field(x, _V_OFFSET, "_offset")
         rank = len(shape)
+        if rank > 32:
+            return None
+        for i in range(rank):
+            in_strides[i] = <Py_ssize_t>strides[i]
+        offset = <Py_ssize_t>_field(x, _V_OFFSET, "_offset")
     else:
         return None
     items = key if key.__class__ is tuple else (key,)
+    n_items = len(items)
+    if n_items > 32:
+        return None
     for k in items:
         kc = k.__class__
         if k is None:
@@ -1254,21 +1270,21 @@ cpdef object basic_view(object x, object key):
             return None
     if n_ell > 1 or n_real > rank:
         return None
-    out_shape = []
-    out_strides = []
     for k in items:
         if k is None:
-            out_shape.append(1)
-            out_strides.append(0)
+            out_shape[n_out] = 1
+            out_strides[n_out] = 0
+            n_out += 1
             continue
         if k is _ELLIPSIS:
             for j in range(rank - n_real):
-                out_shape.append(shape[axis])
-                out_strides.append(strides[axis])
+                out_shape[n_out] = <Py_ssize_t>shape[axis]
+                out_strides[n_out] = in_strides[axis]
+                n_out += 1
                 axis += 1
             continue
         dim = <Py_ssize_t>shape[axis]
-        stride = <Py_ssize_t>strides[axis]
+        stride = in_strides[axis]
         axis += 1
         if k.__class__ is slice:
             if PySlice_Unpack(k, &start, &stop, &step) < 0:
@@ -1278,8 +1294,9 @@ cpdef object basic_view(object x, object key):
             length = PySlice_AdjustIndices(dim, &start, &stop, step)
             if length:
                 offset += start * stride
-            out_shape.append(length)
-            out_strides.append(stride * step)
+            out_shape[n_out] = length
+            out_strides[n_out] = stride * step
+            n_out += 1
         else:
             if not (-dim <= k < dim):  # compared as Python ints: any size
                 return None
@@ -1288,19 +1305,20 @@ cpdef object basic_view(object x, object key):
                 idx += dim
             offset += idx * stride
     while axis < rank:
-        out_shape.append(shape[axis])
-        out_strides.append(strides[axis])
+        out_shape[n_out] = <Py_ssize_t>shape[axis]
+        out_strides[n_out] = in_strides[axis]
+        n_out += 1
         axis += 1
     if c is Tensor:
-        return view_of(x, tuple(out_shape), tuple(out_strides), offset)
+        return view_of(x, _ints_tuple(out_shape, n_out), _ints_tuple(out_strides, n_out), offset)
     root = _field(x, _V_BASE, "_base")
     if root is None:
         root = x._root("TensorView._derive")
     return _view(
         root,
         _field(x, _V_DTYPE, "_dtype"),
-        tuple(out_shape),
-        tuple(out_strides),
+        _ints_tuple(out_shape, n_out),
+        _ints_tuple(out_strides, n_out),
         offset,
         _field(x, _V_SOURCE, "_source"),
     )
