@@ -952,9 +952,9 @@ cdef inline object _matrix(object x, tuple how):
     cdef int kind = how[0]
     cdef tuple dims = how[1]
     if kind == 0:
-        return x._st.flat.reshape(dims)
+        return (<BufferFields>_field(x, _T_ST, "_st")).flat.reshape(dims)
     if kind == 1:
-        return x._st.flat.reshape(dims[1], dims[0]).T
+        return (<BufferFields>_field(x, _T_ST, "_st")).flat.reshape(dims[1], dims[0]).T
     cdef object mat = _compact_matrix(x, dims, how[2], <Py_ssize_t>how[3])
     if mat is not None:
         return mat
@@ -967,18 +967,18 @@ cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize
     dtype; else None. `_pin_operand` pinned that buffer and `dot_planned` checked it for
     a writer, so the internal array (as for a tensor operand) dies with the call: a
     reshape of ``flat`` costs a third of an ``ndarray`` built over the root."""
-    cdef object st = x._source
+    cdef object st = _field(x, _V_SOURCE, "_source")
     if st.__class__ is not HostBuffer:
         return None
     cdef object flat = (<BufferFields>st).flat
-    cdef object want = _numpy_of[x._dtype]
+    cdef object want = _numpy_of[_field(x, _V_DTYPE, "_dtype")]
     if flat.dtype is not want and flat.dtype != want:
         return None
     cdef Py_ssize_t rows = dims[0]
     cdef Py_ssize_t cols = dims[1]
     cdef Py_ssize_t s0 = strides[0]
     cdef Py_ssize_t s1 = strides[1]
-    cdef Py_ssize_t o = x._offset
+    cdef Py_ssize_t o = _field(x, _V_OFFSET, "_offset")
     cdef Py_ssize_t n = rows * cols
     cdef bint c_order = s1 == isz and (s0 == cols * isz or rows == 1)
     cdef bint f_order = s0 == isz and (s1 == rows * isz or cols == 1)
@@ -1030,15 +1030,22 @@ cdef inline bint _pin_operand(object x, list pins):
     (False, declined, when it is not plain host memory), or a fresh root-less view's
     (`_result`), read as a tensor's is; a view holding its root needs no pin."""
     cdef object st
-    if x.__class__ is Tensor:
-        st = x._st
+    cdef object c = x.__class__
+    if c is Tensor:
+        st = _field(x, _T_ST, "_st")
         if st.__class__ is not HostBuffer:
             return False
         pins.append(st)
-    elif x._base is None or x._source.__class__ is HostBuffer:
+        return True
+    if c is not TensorView:
+        return False
+    st = _field(x, _V_SOURCE, "_source")
+    if st.__class__ is HostBuffer:
         # A fresh view is read on its buffer's flat; so is a view holding its root
         # where its matrix is compact (`_compact_matrix`): pinned either way.
-        pins.append(x._source)
+        pins.append(st)
+    elif _field(x, _V_BASE, "_base") is None:
+        return False  # pragma: no cover - a fresh result is always host memory
     return True
 
 
@@ -1082,7 +1089,7 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         _reading.append(pin)
     try:
         for st in pins:
-            if st.exclusive is not None:
+            if (<BufferFields>st).exclusive is not None:
                 return None
         np_dt = _numpy_of[out_dt]
         owner = _acquire(eng, np_dt, n_out, True)
