@@ -449,7 +449,7 @@ _DIRECT = {
     "__sub__": "subtract",
     "__mul__": "multiply",
     "__truediv__": "divide",
-    "__matmul__": "matmul",
+    "__matmul__": "matmul_operator",
     "__neg__": "negative",
     "__lt__": "less",
     "__le__": "less_equal",

@@ -280,3 +280,12 @@ def test_slices_none_and_an_ellipsis_give_numpys_view(make: Any) -> None:
         (1, Ellipsis, slice(None, None, 2)),
     ]:
         np.testing.assert_array_equal(np.asarray(x[key]), n[key])
+
+
+def test_the_matmul_operator_is_the_compiled_entry_and_falls_back_to_matmul() -> None:
+    assert tfr.Tensor.__matmul__ is _core.matmul_operator
+    c, nc = _c_view((3, 3), 0)
+    got = c @ np.eye(3)  # a numpy operand: tenferro.matmul borrows it
+    np.testing.assert_allclose(np.asarray(got), nc)
+    with pytest.raises(tfr.ValidationError):
+        c @ tfr.asarray(np.ones((4, 2)))

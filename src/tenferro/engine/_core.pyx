@@ -1511,6 +1511,32 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
     return res
 
 
+cdef object _matmul_rest = None
+cdef dict _matmul_plans = None
+cdef object _matmul_marker = None
+
+
+def bind_matmul(object rest, dict plans, object marker):
+    """Called once by the namespace: ``rest(x1, x2)`` is ``tenferro.matmul`` (every
+    product `matmul2` declines), ``plans`` and ``marker`` what `matmul2` looks up."""
+    global _matmul_rest, _matmul_plans, _matmul_marker
+    _matmul_rest = rest
+    _matmul_plans = plans
+    _matmul_marker = marker
+
+
+@cython.binding(True)
+def matmul_operator(x1, x2, /):
+    """``x1 @ x2``, the ``__matmul__`` of `Tensor` and the views (a cyfunction, so it
+    binds as a method): a planned product of two matrices is one compiled call
+    (`matmul2`); anything else is ``tenferro.matmul`` (`bind_matmul`), which plans,
+    runs, borrows numpy operands or refuses."""
+    cdef object r = matmul2(x1, x2, _matmul_plans, _matmul_marker)
+    if r is None:
+        return _matmul_rest(x1, x2)
+    return r
+
+
 cpdef object matmul2(object x1, object x2, dict plans, object marker):
     """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
     product the namespace cached for their shapes, strides and dtypes (``plans``,

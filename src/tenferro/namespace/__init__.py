@@ -17,7 +17,9 @@ from __future__ import annotations
 import sys
 
 from .. import _array_methods
-from . import _autoray, _interop, fft
+from ..engine._core import bind_matmul as _bind_matmul
+from ..engine._core import matmul_operator
+from . import _autoray, _contraction, _interop, fft
 from ._contraction import (
     diag,
     diagonal,
@@ -230,6 +232,7 @@ _FOR_METHODS = (
     inplace,
     iterate,
     length,
+    matmul_operator,
     scalar_value,
     setitem,
     to_device,
@@ -419,4 +422,7 @@ _autoray.install()
 # numpy operands (ndarray, numpy scalars) are borrowed for the call by every function
 # and operator (see `_interop`); the operators are registered to use the wrappers.
 _interop.install(sys.modules[__name__], __all__, _ELEMENTWISE.values())
+# ``x1 @ x2``: a planned product of two matrices in one compiled call, else `matmul`
+# (the wrapped one: numpy operands are borrowed there).
+_bind_matmul(matmul, _contraction._DOT, _contraction._MATMUL)
 _array_methods.register(sys.modules[__name__])
