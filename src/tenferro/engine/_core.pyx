@@ -1516,11 +1516,12 @@ cdef dict _matmul_plans = None
 cdef object _matmul_marker = None
 
 
-def bind_matmul(object rest, dict plans, object marker):
-    """Called once by the namespace: ``rest(x1, x2)`` is ``tenferro.matmul`` (every
-    product `matmul2` declines), ``plans`` and ``marker`` what `matmul2` looks up."""
+def bind_matmul(object namespace, dict plans, object marker):
+    """Called once by the namespace: ``namespace.matmul``, read at call time (autodiff
+    replaces it), takes every product `matmul2` declines; ``plans`` and ``marker`` are
+    what `matmul2` looks up."""
     global _matmul_rest, _matmul_plans, _matmul_marker
-    _matmul_rest = rest
+    _matmul_rest = namespace
     _matmul_plans = plans
     _matmul_marker = marker
 
@@ -1529,11 +1530,12 @@ def bind_matmul(object rest, dict plans, object marker):
 def matmul_operator(x1, x2, /):
     """``x1 @ x2``, the ``__matmul__`` of `Tensor` and the views (a cyfunction, so it
     binds as a method): a planned product of two matrices is one compiled call
-    (`matmul2`); anything else is ``tenferro.matmul`` (`bind_matmul`), which plans,
-    runs, borrows numpy operands or refuses."""
+    (`matmul2`); anything else is the namespace's ``matmul`` as it is bound now
+    (`bind_matmul`), which plans, runs, borrows numpy operands, records a traced
+    product or refuses."""
     cdef object r = matmul2(x1, x2, _matmul_plans, _matmul_marker)
     if r is None:
-        return _matmul_rest(x1, x2)
+        return _matmul_rest.matmul(x1, x2)
     return r
 
 

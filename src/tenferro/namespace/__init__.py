@@ -422,7 +422,8 @@ _autoray.install()
 # numpy operands (ndarray, numpy scalars) are borrowed for the call by every function
 # and operator (see `_interop`); the operators are registered to use the wrappers.
 _interop.install(sys.modules[__name__], __all__, _ELEMENTWISE.values())
-# ``x1 @ x2``: a planned product of two matrices in one compiled call, else `matmul`
-# (the wrapped one: numpy operands are borrowed there).
-_bind_matmul(matmul, _contraction._DOT, _contraction._MATMUL)
+# ``x1 @ x2``: a planned product of two matrices in one compiled call, else this
+# module's `matmul` as bound at the call (the wrapped one, which borrows numpy
+# operands; autodiff's, once installed).
+_bind_matmul(sys.modules[__name__], _contraction._DOT, _contraction._MATMUL)
 _array_methods.register(sys.modules[__name__])
