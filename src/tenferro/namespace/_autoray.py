@@ -20,7 +20,18 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
+from ..dtype import DType
+from ..engine.interface import current, unary
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
+from ..view import TensorView
+from ._adapter import mirror, unmirror
+
 __all__ = ["install"]
+
+_FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
 
 
 def _get_dtype_name(x: Any) -> str:
@@ -39,12 +50,42 @@ def _sgn_kernel(a: Any) -> Any:
     return (a + zero) / (abs(a) + zero)
 
 
+def _sgn_into(fa: Any, out: Any) -> None:
+    # `_sgn_kernel`'s formula on a buffer's flat elements (`engine.interface.unary`'s
+    # kernel), its division written into the pooled output: every element.
+    zero = fa == 0
+    with np.errstate(all="ignore"):  # as the general path (`compute`)
+        np.divide(fa + zero, np.abs(fa) + zero, out=out)
+
+
+def _sgn_fast(x: Any) -> Any:
+    """`_sgn` of a plain host owner of a floating dtype through the engine's compiled
+    protocol (`unary`: pin, writer check, one pooled output of its shape and dtype),
+    elementwise on its flat buffer; a C-ordered view through the column-major owner it
+    reverses (`mirror`), giving the C-ordered view of the result. None otherwise."""
+    if x.__class__ is TensorView:
+        m = mirror(x)
+        if m is None:
+            return None
+        r = _sgn_fast(m)
+        return None if r is None else unmirror(r)
+    if x.__class__ is not Tensor or x._st.__class__ is not HostBuffer:
+        return None
+    dt = x._dtype
+    if dt not in _FLOATING:
+        return None
+    return unary(_sgn_into, x, dt, current())
+
+
 def _sgn(x: Any) -> Any:
     # quimb's composed ``sgn`` (its stabilised QR) adds a bool mask to a float or
     # complex array, a mix of kinds the array API leaves out and tenferro refuses;
     # this is the same ``x / |x|`` (1 where x is 0), computed by numpy on the
-    # borrowed array in one call (five namespace calls before) into a pooled output.
-    # From the defining modules, not the package (which imports this one).
+    # borrowed array into a pooled output: for owners and C-ordered views in one
+    # compiled engine call (`_sgn_fast`), else through the general path.
+    r = _sgn_fast(x)
+    if r is not None:
+        return r
     from ._adapter import compute, emit
     from ._core import check_array, check_category
 

@@ -18,6 +18,7 @@ from ..dtype import DType
 from ..engine import default_engine
 from ..engine._core import dot_planned as _dot_planned
 from ..engine._core import matmul2 as _matmul2
+from ..engine._core import shaped as _shaped
 from ..engine.interface import (
     einsum_memory_plan,
     einsum_run,
@@ -35,6 +36,7 @@ from ._adapter import (
     compute,
     emit,
     engine,
+    mirror,
     prefers_c,
     reversed_operand,
     unmirror,
@@ -44,6 +46,7 @@ from ._creation import astype
 
 # numpy's stubs cannot type some calls with runtime-chosen arguments.
 _np: Any = np
+Shape = tuple[int, ...]
 
 
 _BLAS = (DType.F64, DType.F32, DType.C64, DType.C32)
@@ -581,12 +584,61 @@ def diag(x: Any, /, k: int = 0) -> Result:
     return emit(op, compute(op, lambda a: np.array(np.diag(a, k)), (x,)))
 
 
+def _diagonal_kernel(fa: Any, flat: Any, arg: tuple[Shape, int, int, int]) -> None:
+    """The diagonal of a column-major matrix (`_core.shaped`'s kernel): of its flat
+    buffer read as the row-major array of the reversed shape, with the axes
+    swapped; ``flat`` has the diagonal's length, and every element is written."""
+    rshape, offset, a1, a2 = arg
+    flat[...] = np.diagonal(fa.reshape(rshape), offset, a1, a2)
+
+
+def _diagonal_fast(x: Any, offset: Any, axis1: Any, axis2: Any) -> Result | None:
+    """The hot path of `diagonal` of a matrix: a plain host owner of rank 2 (or the
+    C-ordered view of one, through its column-major owner: `mirror`) with int
+    arguments naming its two axes, through the engine's compiled protocol
+    (`_core.shaped`: pin, writer check, one pooled output, one numpy call into it).
+    None for anything else, an empty diagonal included (the general path checks,
+    computes or refuses)."""
+    if offset.__class__ is not int or axis1.__class__ is not int or axis2.__class__ is not int:
+        return None
+    if x.__class__ is TensorView:
+        if len(x._shape) != 2:
+            return None
+        m = mirror(x)
+        if m is None:
+            return None
+        # The view's axis k is its owner's axis 1 - k (and the diagonal is 1-D).
+        return _diagonal_fast(m, offset, -1 - axis1, -1 - axis2)
+    if x.__class__ is not Tensor or x._st.__class__ is not HostBuffer:
+        return None
+    shape = x._shape
+    if len(shape) != 2 or not (-2 <= axis1 < 2 and -2 <= axis2 < 2):
+        return None
+    a1 = axis1 % 2
+    a2 = axis2 % 2
+    if a1 == a2:
+        return None
+    n1 = shape[a1]
+    n2 = shape[a2]
+    n = min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2)
+    if n <= 0:
+        return None
+    # The owner's axis k is its buffer's row-major axis 1 - k.
+    r: Result | None = _shaped(
+        _diagonal_kernel, x, (n,), n, x._dtype, engine(), (shape[::-1], offset, 1 - a1, 1 - a2)
+    )
+    return r
+
+
 def diagonal(x: Any, /, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Result:
     """numpy's ``diagonal``: the ``offset``-th diagonal of axes ``axis1`` and ``axis2``.
 
     The diagonal becomes the last axis (as in numpy). Ownership: **computes** a
     pooled output (a copy, never a view of ``x``).
     """
+    r = _diagonal_fast(x, offset, axis1, axis2)
+    if r is not None:
+        return r
     op = "tenferro.diagonal"
     check_array(x, op)
     if x.ndim < 2:

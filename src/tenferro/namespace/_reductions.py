@@ -12,9 +12,11 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from ..dtype import DType
-from ..engine.interface import axes_reduction, full_reduction
+from ..engine.interface import axes_reduction, current, full_reduction, shaped
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
-from ..layout import quick_axes
+from ..layout import quick_axes, shape_size
+from ..storage.host import HostBuffer
+from ..tensor import Tensor
 from ..view import TensorView
 from ._adapter import Result, compute, compute_into, emit, mirror, unmirror
 from ._core import (
@@ -35,6 +37,7 @@ _np: Any = np
 
 
 _FLOATING = (DType.F64, DType.F32, DType.C64, DType.C32)
+Shape = tuple[int, ...]
 
 
 def _mirrored(op: str, x: Any, axis: Any) -> tuple[Any, Any] | None:
@@ -191,9 +194,65 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool 
     )
 
 
+def _cumulative_kernel(fa: Any, flat: Any, arg: tuple[Any, Shape, int]) -> None:
+    """``ufunc.accumulate`` along one axis of a column-major owner (`shaped`'s kernel): the owner's
+    flat buffer is the row-major array of the reversed shape, the axis reversed, and
+    the output's buffer the same; an accumulation writes every element of it."""
+    ufunc, rshape, rax = arg
+    with np.errstate(all="ignore"):  # as the general path (`compute`)
+        ufunc.accumulate(fa.reshape(rshape), rax, None, flat.reshape(rshape))
+
+
+def _cumulative_fast(op: str, ufunc: Any, x: Any, axis: Any) -> Result | None:
+    """The hot path of a running sum or product without ``dtype`` or
+    ``include_initial``: a plain host owner of a floating dtype (which the
+    accumulation keeps) and one int axis in range (None for rank 1), through the
+    engine's compiled protocol (`engine.interface.shaped`: pin, writer check, one
+    pooled output, one numpy call into it); a C-ordered view accumulates its
+    column-major owner (`mirror`) and gives the C-ordered view of the result.
+    None for anything else (the general path checks, computes or refuses)."""
+    if x.__class__ is TensorView:
+        if axis.__class__ is not int:
+            return None
+        hit = _mirrored(op, x, axis) if -len(x._shape) <= axis < len(x._shape) else None
+        if hit is None:
+            return None
+        owned = _cumulative_fast(op, ufunc, hit[0], hit[1][0])
+        return None if owned is None else cast(Result, unmirror(owned))
+    if x.__class__ is not Tensor:
+        return None
+    st = x._st
+    dt = x._dtype
+    if st.__class__ is not HostBuffer or dt not in _FLOATING:
+        return None
+    shape = x._shape
+    rank = len(shape)
+    if axis is None:
+        if rank != 1:
+            return None
+        axis = 0
+    elif axis.__class__ is not int or not -rank <= axis < rank:
+        return None
+    # None for an empty or exclusively borrowed buffer (the general path's case).
+    r: Result | None = shaped(
+        _cumulative_kernel,
+        x,
+        shape,
+        shape_size(shape),
+        dt,
+        current(),
+        (ufunc, shape[::-1], rank - 1 - axis % rank),
+    )
+    return r
+
+
 def _cumulative(
     op: str, fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool, initial: int
 ) -> Result:
+    if dtype is None and include_initial is False:
+        r = _cumulative_fast(op, np.add if fn is np.cumsum else np.multiply, x, axis)
+        if r is not None:
+            return r
     check_array(x, op)
     check_category(op, x.dtype, "numeric")
     if axis is None:
@@ -266,11 +325,65 @@ def diff(
     return emit(op, compute(op, run, (x, prepend, append)))
 
 
+def _count_kernel(fa: Any, flat: Any, arg: tuple[Shape, Any, Any]) -> None:
+    """`count_nonzero` of a column-major owner (`shaped`'s kernel): over its flat
+    buffer for a count of every element, else over the row-major array of the
+    reversed shape along the reversed axes, whose result has the row-major shape
+    ``red`` of the output's buffer; every element is written."""
+    rshape, rax, red = arg
+    if rax is None:
+        flat[0] = np.count_nonzero(fa)
+    else:
+        flat.reshape(red)[...] = np.count_nonzero(fa.reshape(rshape), axis=rax)
+
+
+def _count_fast(op: str, x: Any, axis: Any, keepdims: bool) -> Result | None:
+    """The hot path of `count_nonzero`: a plain host owner (any dtype) and None, an int
+    or a tuple of ints for ``axis`` (`layout.quick_axes`), through the engine's
+    compiled protocol (`shaped`) into a pooled int64 owner; a C-ordered view counts
+    its column-major owner (`mirror`) and gives the result's C-ordered view. None for
+    anything else (the general path checks, computes or refuses)."""
+    if x.__class__ is TensorView:
+        hit = _mirrored(op, x, axis) if axis is not None else None
+        if hit is None or hit[1] is None:
+            return None
+        owned = _count_fast(op, hit[0], hit[1], keepdims)
+        return None if owned is None else cast(Result, unmirror(owned))
+    if x.__class__ is not Tensor or x._st.__class__ is not HostBuffer:
+        return None
+    shape = x._shape
+    rank = len(shape)
+    ax: tuple[int, ...] | None
+    if axis is None:
+        ax = tuple(range(rank))
+    else:
+        ax = quick_axes(axis, rank)
+        if ax is None:
+            return None
+    kept = tuple([d for i, d in enumerate(shape) if i not in ax])
+    out = tuple([1 if i in ax else d for i, d in enumerate(shape)]) if keepdims else kept
+    rax = None if len(ax) == rank else tuple([rank - 1 - i for i in ax])
+    # None for an empty or exclusively borrowed buffer (the general path's case).
+    r: Result | None = shaped(
+        _count_kernel,
+        x,
+        out,
+        shape_size(kept),
+        DType.I64,
+        current(),
+        (shape[::-1], rax, kept[::-1]),
+    )
+    return r
+
+
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Result:
     """How many elements along ``axis`` are non-zero (int64). Ownership: **computes**."""
     op = "tenferro.count_nonzero"
     if _not_bool(keepdims):  # (an array given here is refused before any work)
         keepdims = flag_param(keepdims, "keepdims", op)
+    r = _count_fast(op, x, axis, keepdims)
+    if r is not None:
+        return r
     check_array(x, op)
     axes = axes_tuple(axis, x.ndim, op)
     return emit(
