@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .storage._roots import root_over
+
 __all__ = [
     "as_memoryview",
     "make_read_root",
@@ -46,27 +48,20 @@ def as_memoryview(arr: np.ndarray[Any, Any]) -> memoryview:
 
 
 class _Memory:
-    """Lends a buffer's memory to numpy once, through ``__array_interface__``, and keeps it alive.
+    """Keeps a buffer's memory alive for its root; lends it to nobody.
 
-    The interface is deleted once the root is built (`_root_over`): the holder
-    then exports nothing, so no array can be built from it again and no array
-    whose base chain ends in it can be made writable once frozen.
+    The root is built in C over the buffer's data pointer with this holder as its
+    ``base`` (`storage._roots.root_over`): the holder exports no buffer and no array
+    interface, ever, so no array can be built from it and no array whose base
+    chain ends in it can be made writable once frozen.
     """
 
-    __slots__ = ("__array_interface__", "_keep")
+    __slots__ = ("_keep",)
 
-    def __init__(
-        self, flat: np.ndarray[Any, Any], read_only: bool, address: int | None = None
-    ) -> None:
+    def __init__(self, flat: np.ndarray[Any, Any]) -> None:
         # INVARIANT: `_keep` holds the memory for as long as any array built on
         # this holder lives (they reference the holder through their root).
         self._keep = flat
-        self.__array_interface__ = {
-            "shape": (int(flat.shape[0]),),
-            "typestr": flat.dtype.str,
-            "data": (int(flat.ctypes.data) if address is None else address, read_only),
-            "version": 3,
-        }
 
 
 class _WriteMemory(_Memory):
@@ -75,22 +70,13 @@ class _WriteMemory(_Memory):
     __slots__ = ()
 
 
-def _root_over(holder: _Memory) -> np.ndarray[Any, Any]:
-    root: np.ndarray[Any, Any] = np.asarray(holder)
-    # The root is the only array ever built on the holder (see the module doc).
-    del holder.__array_interface__
-    return root
-
-
-def make_read_root(flat: np.ndarray[Any, Any], address: int | None = None) -> np.ndarray[Any, Any]:
-    """A read-only root over ``flat``'s memory whose views cannot be made writable.
-
-    ``address``: ``flat``'s first element's address where the caller knows it
-    (`HostBuffer.read_root` reads it compiled); else ``flat.ctypes`` says.
+def make_read_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A read-only root over the memory of the 1-D contiguous ``flat`` whose views
+    cannot be made writable.
 
     Never hand the root itself out: hand out views of it (`HostBuffer.read_flat`).
     """
-    return _root_over(_Memory(flat, True, address))
+    return root_over(flat, _Memory(flat), False)
 
 
 def make_write_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -100,13 +86,12 @@ def make_write_root(flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     collapses onto the root and holds one reference to it: the root's reference
     count counts the arrays that escaped the borrow.
     """
-    return _root_over(_WriteMemory(flat, False))
+    return root_over(flat, _WriteMemory(flat), True)
 
 
 def seal_write_root(wroot: np.ndarray[Any, Any]) -> None:
     """Freeze a write root at the end of its borrow; neither it nor its views can be thawed.
 
-    The holder exports no buffer (its interface is gone), so numpy refuses to
-    make the root writable again.
+    The holder exports no buffer, so numpy refuses to make the root writable again.
     """
     wroot.flags.writeable = False

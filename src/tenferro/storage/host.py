@@ -24,7 +24,7 @@ import numpy as np
 
 from ..borrow import make_read_root, make_write_root, seal_write_root
 from ..errors import BorrowError
-from ._fields import BufferFields, address
+from ._fields import BufferFields
 from .recycler import Recycler
 
 __all__ = ["HostBuffer"]
@@ -135,12 +135,7 @@ class HostBuffer(BufferFields):
                 # each build one (an alias of the loser would go uncounted).
                 root = self._root
                 if root is None:
-                    flat = self.flat
-                    # The address through the buffer protocol (compiled), not ctypes:
-                    # a third of the root's cost otherwise. `flat` is contiguous but
-                    # for exotic adoptions, which ctypes still serves.
-                    at = address(flat) if flat.flags.c_contiguous else None
-                    root = self._root = make_read_root(flat, at)
+                    root = self._root = make_read_root(self.flat)
         return root
 
     def read_flat(self, dtype: np.dtype[Any], offset: int, count: int) -> np.ndarray[Any, Any]:

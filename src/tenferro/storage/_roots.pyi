@@ -1,0 +1,9 @@
+"""Type stubs of the compiled root builder (storage/_roots.pyx)."""
+
+from typing import Any
+
+import numpy as np
+
+def root_over(
+    flat: np.ndarray[Any, Any], holder: object, writable: bool
+) -> np.ndarray[Any, Any]: ...
