@@ -1,7 +1,7 @@
 """The compiled extensions (docs/internals.md, "The compiled core").
 
 Everything else about the package is declared in pyproject.toml; this file exists
-only because one extension (storage/_roots.pyx) compiles against numpy's C API,
+only because one extension (tenferro/_roots.pyx) compiles against numpy's C API,
 whose header directory is known only at build time (``numpy.get_include()``), which
 pyproject.toml's static ``ext-modules`` table cannot express.
 """
@@ -14,8 +14,8 @@ setup(
         Extension("tenferro.engine._core", ["src/tenferro/engine/_core.pyx"]),
         Extension("tenferro.storage._fields", ["src/tenferro/storage/_fields.pyx"]),
         Extension(
-            "tenferro.storage._roots",
-            ["src/tenferro/storage/_roots.pyx"],
+            "tenferro._roots",
+            ["src/tenferro/_roots.pyx"],
             include_dirs=[numpy.get_include()],
             # numpy's headers warn unless told which C API generation the code uses.
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

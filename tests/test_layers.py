@@ -25,7 +25,7 @@ PACKAGE = "tenferro"
 # new module forces a decision about where it belongs. Keep in step with the map
 # in docs/internals.md.
 LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
-    (0, "base", ("errors", "dtype", "layout", "placement", "copies", "borrow", "alloc")),
+    (0, "base", ("errors", "dtype", "layout", "placement", "copies", "borrow", "_roots", "alloc")),
     (1, "storage", ("storage.*",)),
     (2, "tensor", ("_services", "_array_methods", "guards", "view", "tensor", "group")),
     (3, "services", ("engine.*", "interop.*", "domains.*")),

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .storage._roots import root_over
+from ._roots import root_over
 
 __all__ = [
     "as_memoryview",
@@ -51,7 +51,7 @@ class _Memory:
     """Keeps a buffer's memory alive for its root; lends it to nobody.
 
     The root is built in C over the buffer's data pointer with this holder as its
-    ``base`` (`storage._roots.root_over`): the holder exports no buffer and no array
+    ``base`` (`tenferro._roots.root_over`): the holder exports no buffer and no array
     interface, ever, so no array can be built from it and no array whose base
     chain ends in it can be made writable once frozen.
     """

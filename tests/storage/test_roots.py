@@ -1,4 +1,4 @@
-"""Alias roots are built in C (storage/_roots.pyx): exactly the buffer's memory, the
+"""Alias roots are built in C (tenferro/_roots.pyx): exactly the buffer's memory, the
 holder as base, and nothing that leads back to a writable or uncounted array."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
+from tenferro._roots import root_over
 from tenferro.borrow import make_read_root, make_write_root, seal_write_root
-from tenferro.storage._roots import root_over
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Type stubs of the compiled root builder (storage/_roots.pyx)."""
+"""Type stubs of the compiled root builder (tenferro/_roots.pyx)."""
 
 from typing import Any
 
