@@ -13,7 +13,7 @@ nothing but the rules:
   call ends: the compiled per-operation protocol (`_core.pinned`);
 * results and LAPACK's overwritten copy of the input are pooled buffers;
   scratch goes back to the pool once no array over it is left, results are
-  handed out by `tensor._pooled`;
+  handed out by `_core.pooled` (`tensor._pooled`'s tensor);
 * if anything raises, the buffers taken so far are dropped, never pooled (the
   traceback keeps arrays over them), and the operands' buffers are marked
   ``failed_read`` (pooled at their death only if no internal array over them
@@ -43,9 +43,12 @@ import numpy as np
 
 from ...dtype import DType
 from ...storage.host import HostBuffer
-from ...tensor import Tensor, _pooled
+from ...tensor import Tensor
 from .._base import EngineBase
 from .._core import pinned as _core_pinned
+
+# `tensor._pooled`'s tensor, built in C (a third of a microsecond less per result).
+from .._core import pooled as _pooled
 from . import _kernels as K
 from ._lapack import f2py, ptr
 
