@@ -97,7 +97,7 @@ __all__ = [
 ArrayLike = Tensor | TensorView
 
 #: A result named tuple from its fields, as its own ``__new__`` makes it (half the cost:
-#: no Python frame), on the per-call paths of `svd`.
+#: no Python frame), on the per-call paths of `svd` and `qr`.
 _new_tuple = tuple.__new__
 
 
@@ -255,7 +255,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
         lean = _lean.qr_rows(eng, m, mode)
         if lean is not None:
             # ?geqrf on a transposed copy: faster than the LQ of m for tall matrices.
-            return QRResult(unmirror(lean[0]), unmirror(lean[1]))
+            return _new_tuple(QRResult, (unmirror(lean[0]), unmirror(lean[1])))
         lo, qt = eng.lq(m, mode)
         return QRResult(unmirror(qt), unmirror(lo))
     f = _f_owner(x)
