@@ -158,3 +158,86 @@ def test_svd_results_of_a_c_ordered_view_go_back_to_the_pool_on_drop() -> None:
     retained = eng.buffer_pool_stats().buffers  # the call's scratch, given back
     del u, s, vh
     assert eng.buffer_pool_stats().buffers == retained + 3
+
+
+# ---------------------------------------------------------------------- tall: svd_rows
+def _mirror(x: Any) -> Any:
+    from tenferro.namespace._adapter import mirror
+
+    return mirror(x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("full", [False, True])
+def test_a_tall_c_ordered_svd_takes_lapacks_tall_path_with_the_mirror_paths_values(
+    dtype: Any, full: bool
+) -> None:
+    from tenferro.engine.linalg import _lean
+
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(_rand((9, 4), dtype, 5))
+    rows = _lean.svd_rows(eng, _mirror(x), full)
+    wide = _lean.svd(eng, _mirror(x), full, True)
+    assert rows is not None and wide is not None
+    assert [t.shape for t in rows] == [t.shape for t in wide]
+    tol = 1e-4 if SINGLE[dtype] else 1e-12
+    np.testing.assert_allclose(np.asarray(rows[1]), np.asarray(wide[1]), rtol=tol, atol=tol)
+    # (Vh^T, S, U^T) of x: U^T's rows and Vh^T's columns span what the mirror's do.
+    k = 4
+    u_t, vh_t = np.asarray(rows[2])[:k], np.asarray(rows[0])[:, :k]
+    rebuilt = (u_t.T * np.asarray(rows[1])) @ vh_t.T
+    np.testing.assert_allclose(rebuilt, np.asarray(x), rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("shape", [(4, 9), (5, 5)])
+def test_a_square_or_wide_c_ordered_svd_keeps_the_mirrors_own_path(
+    shape: tuple[int, int],
+) -> None:
+    from tenferro.engine.linalg import _lean
+
+    x = tfr.asarray(_rand(shape, np.float64))
+    assert _lean.svd_rows(tfr.CpuEngine(), _mirror(x), False) is None
+
+
+def test_a_tall_svd_that_does_not_converge_is_refused_typed_and_gives_buffers_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.engine.linalg import _kernels, _svd
+
+    # Both paths see LAPACK report no convergence (info > 0).
+    monkeypatch.setattr(_kernels, "gesdd_run", lambda *args: 1)
+    monkeypatch.setattr(_svd, "gesdd_run", lambda *args: 1)
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(_rand((6, 3), np.float64))
+    for _ in range(2):
+        with eng, pytest.raises(LinAlgError) as info:
+            tfr.linalg.svd(x, full_matrices=False)
+    assert info.value.kind == "NOT_CONVERGED"
+    misses = eng.buffer_pool_cache_stats().misses
+    with eng, pytest.raises(LinAlgError):
+        tfr.linalg.svd(x, full_matrices=False)
+    assert eng.buffer_pool_cache_stats().misses == misses
+    assert not host.reading
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+def test_a_tall_svd_that_raises_drops_its_buffers_and_marks_the_operand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.engine.linalg import _kernels
+    from tenferro.engine.pool import BufferPoolStats
+
+    def boom(*args: Any) -> int:
+        raise _Boom("gesdd failed")
+
+    monkeypatch.setattr(_kernels, "gesdd_run", boom)
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(_rand((6, 3), np.float64))
+    with eng, pytest.raises(_Boom):
+        tfr.linalg.svd(x, full_matrices=False)
+    assert eng.buffer_pool_stats() == BufferPoolStats(0, 0)  # dropped, not pooled
+    assert x._source.failed_read
+    assert not host.reading
