@@ -89,7 +89,7 @@ def test_ptr_is_the_address_numpy_reports(make: Any) -> None:
 
 # ---------------------------------------------------------------------- namespace svd
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (40, 30)])
 @pytest.mark.parametrize("full", [False, True])
 def test_svd_of_a_c_ordered_view_matches_numpy(
     dtype: Any, shape: tuple[int, int], full: bool
@@ -117,9 +117,12 @@ def test_svd_of_a_sliced_view_matches_numpy() -> None:
     np.testing.assert_allclose(np.asarray(s), np.linalg.svd(a[1:5, ::2])[1], rtol=1e-12)
 
 
-def test_svd_of_a_c_ordered_view_with_nan_is_refused_typed_and_gives_buffers_back() -> None:
+@pytest.mark.parametrize("shape", [(4, 3), (64, 16)])
+def test_svd_of_a_c_ordered_view_with_nan_is_refused_typed_and_gives_buffers_back(
+    shape: tuple[int, int],
+) -> None:
     eng = tfr.CpuEngine()
-    a = _rand((4, 3), np.float64)
+    a = _rand(shape, np.float64)
     a[2, 1] = np.nan
     x = tfr.asarray(a)
     for _ in range(2):
@@ -175,7 +178,7 @@ def test_a_tall_c_ordered_svd_takes_lapacks_tall_path_with_the_mirror_paths_valu
     from tenferro.engine.linalg import _lean
 
     eng = tfr.CpuEngine()
-    x = tfr.asarray(_rand((9, 4), dtype, 5))
+    x = tfr.asarray(_rand((48, 24), dtype, 5))
     rows = _lean.svd_rows(eng, _mirror(x), full)
     wide = _lean.svd(eng, _mirror(x), full, True)
     assert rows is not None and wide is not None
@@ -183,14 +186,14 @@ def test_a_tall_c_ordered_svd_takes_lapacks_tall_path_with_the_mirror_paths_valu
     tol = 1e-4 if SINGLE[dtype] else 1e-12
     np.testing.assert_allclose(np.asarray(rows[1]), np.asarray(wide[1]), rtol=tol, atol=tol)
     # (Vh^T, S, U^T) of x: U^T's rows and Vh^T's columns span what the mirror's do.
-    k = 4
+    k = 24
     u_t, vh_t = np.asarray(rows[2])[:k], np.asarray(rows[0])[:, :k]
     rebuilt = (u_t.T * np.asarray(rows[1])) @ vh_t.T
-    np.testing.assert_allclose(rebuilt, np.asarray(x), rtol=tol, atol=tol * 10)
+    np.testing.assert_allclose(rebuilt, np.asarray(x), rtol=tol * 10, atol=tol * 100)
 
 
-@pytest.mark.parametrize("shape", [(4, 9), (5, 5)])
-def test_a_square_or_wide_c_ordered_svd_keeps_the_mirrors_own_path(
+@pytest.mark.parametrize("shape", [(4, 9), (5, 5), (9, 4), (32, 31)])
+def test_a_square_wide_or_small_c_ordered_svd_keeps_the_mirrors_own_path(
     shape: tuple[int, int],
 ) -> None:
     from tenferro.engine.linalg import _lean
@@ -208,7 +211,7 @@ def test_a_tall_svd_that_does_not_converge_is_refused_typed_and_gives_buffers_ba
     monkeypatch.setattr(_kernels, "gesdd_run", lambda *args: 1)
     monkeypatch.setattr(_svd, "gesdd_run", lambda *args: 1)
     eng = tfr.CpuEngine()
-    x = tfr.asarray(_rand((6, 3), np.float64))
+    x = tfr.asarray(_rand((64, 16), np.float64))
     for _ in range(2):
         with eng, pytest.raises(LinAlgError) as info:
             tfr.linalg.svd(x, full_matrices=False)
@@ -235,7 +238,7 @@ def test_a_tall_svd_that_raises_drops_its_buffers_and_marks_the_operand(
 
     monkeypatch.setattr(_kernels, "gesdd_run", boom)
     eng = tfr.CpuEngine()
-    x = tfr.asarray(_rand((6, 3), np.float64))
+    x = tfr.asarray(_rand((64, 16), np.float64))
     with eng, pytest.raises(_Boom):
         tfr.linalg.svd(x, full_matrices=False)
     assert eng.buffer_pool_stats() == BufferPoolStats(0, 0)  # dropped, not pooled
