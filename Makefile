@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 # Compiled sources (the per-operation core, engine/_core.pyx): an edit rebuilds.
-CORE_SRC := $(wildcard src/tenferro/*.pyx src/tenferro/*/*.pyx src/tenferro/*.pxd src/tenferro/*/*.pxd)
+CORE_SRC := $(wildcard src/tenferro/*.pyx src/tenferro/*/*.pyx src/tenferro/*/*/*.pyx src/tenferro/*.pxd src/tenferro/*/*.pxd)
 
 # Re-install (and so re-compile the core) whenever pyproject.toml or a .pyx/.pxd changes.
 $(STAMP): pyproject.toml $(CORE_SRC) | $(BIN)/python

@@ -13,6 +13,9 @@ setup(
     ext_modules=[
         Extension("tenferro.engine._core", ["src/tenferro/engine/_core.pyx"]),
         Extension("tenferro.storage._fields", ["src/tenferro/storage/_fields.pyx"]),
+        # The SVD's LAPACK call and the finiteness check before every iterative LAPACK
+        # call (docs/linalg.md, "Memory: what is pooled and what is not").
+        Extension("tenferro.engine.linalg._calls", ["src/tenferro/engine/linalg/_calls.pyx"]),
         Extension(
             "tenferro._roots",
             ["src/tenferro/_roots.pyx"],

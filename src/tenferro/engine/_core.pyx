@@ -666,12 +666,19 @@ cdef inline object _operand(object x, list pins, object dt):
     if st is not None:
         pins.append(st)
         return st.flat.reshape(shape)
-    root = x._root("tenferro.broadcast")
+    root = x._base
+    if root is None:
+        root = x._root("tenferro.broadcast")
     want = _numpy_of[dt]
     if root.dtype is not want and root.dtype != want:
         root = root.view(want)
-    isz = root.itemsize
     strides = x._strides
+    if rank == 1 and <Py_ssize_t>strides[0] == 1:
+        # A contiguous run of the 1-D root (a slice ``s[:k]``): a slice of it, a third
+        # of the constructor's cost; its base is the root, as the constructor's is.
+        i = <Py_ssize_t>x._offset
+        return root[i : i + <Py_ssize_t>shape[0]]
+    isz = root.itemsize
     cdef list bs = [0] * rank
     for i in range(rank):
         bs[i] = <Py_ssize_t>strides[i] * isz

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.cpu import default_engine
+from ..engine.cpu import CpuEngine, default_engine
 from ..engine.linalg import (
     EighResult,
     EigResult,
@@ -95,6 +95,10 @@ __all__ = [
 
 #: What these functions return: a Tensor, or a view of one for batched input.
 ArrayLike = Tensor | TensorView
+
+#: A result named tuple from its fields, as its own ``__new__`` makes it (half the cost:
+#: no Python frame), on the per-call paths of `svd` and `qr`.
+_new_tuple = tuple.__new__
 
 
 # ---------------------------------------------------------------------- batch views
@@ -190,8 +194,15 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     """
     m = _c_owner(x)
     if m is not None and full_matrices.__class__ is bool:
-        u, s, vh = default_engine().svd(m, full_matrices=full_matrices)
-        return SVDResult(unmirror(vh), s, unmirror(u))
+        eng = default_engine()
+        # The engine's lean path straight away (what `CpuEngine.svd` tries first), saving
+        # a method call and a result tuple per call; its general path where that declines.
+        # A tall x is factored as it is (LAPACK's faster tall path), not as m's wide SVD.
+        lean = None
+        if eng.__class__ is CpuEngine:
+            lean = _lean.svd_rows(eng, m, full_matrices) or _lean.svd(eng, m, full_matrices, True)
+        u, s, vh = lean if lean is not None else eng.svd(m, full_matrices=full_matrices)
+        return _new_tuple(SVDResult, (unmirror(vh), s, unmirror(u)))
     f = _f_owner(x)
     if f is not None:
         return default_engine().svd(f, full_matrices=full_matrices)
@@ -247,7 +258,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
         lean = _lean.qr_rows(eng, m, mode)
         if lean is not None:
             # ?geqrf on a transposed copy: faster than the LQ of m for tall matrices.
-            return QRResult(unmirror(lean[0]), unmirror(lean[1]))
+            return _new_tuple(QRResult, (unmirror(lean[0]), unmirror(lean[1])))
         lo, qt = eng.lq(m, mode)
         return QRResult(unmirror(qt), unmirror(lo))
     f = _f_owner(x)

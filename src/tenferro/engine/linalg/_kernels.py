@@ -21,6 +21,9 @@ through, as ``K.<kernel>``: it re-exports each kernel and helper they use.
 
 from __future__ import annotations
 
+from ._calls import (
+    gesdd_run as gesdd_run,
+)
 from ._common import (
     _copy_triangle as _copy_triangle,
 )
@@ -134,9 +137,6 @@ from ._svd import (
 )
 from ._svd import (
     gesdd_plan as gesdd_plan,
-)
-from ._svd import (
-    gesdd_run as gesdd_run,
 )
 from ._svd import (
     svd as svd,

@@ -10,6 +10,7 @@ import numpy as np
 from ...dtype import DType
 from ...errors import LinAlgError, ValidationError
 from ._adapter import Array, LinalgCall, Shape
+from ._calls import gesdd_run
 from ._common import (
     _I32,
     _check_info,
@@ -27,6 +28,7 @@ from ._lapack import (
     lwork_from,
     ptr,
     raw,
+    raw_address,
     ref_char,
     ref_int,
     remember,
@@ -76,20 +78,23 @@ def _gesdd_workspace(dt: DType, jobz: bytes, m: int, n: int) -> tuple[int, int]:
 class GesddPlan(NamedTuple):
     """Everything about one ``?gesdd`` shape that does not change between calls.
 
+    ``fn`` is the routine's address (`_lapack.raw_address`), ``jobz`` its job
+    character's code, ``m`` ... ``lwork`` its integer arguments; the compiled
+    `_calls.gesdd_run` reads the fields by position, in this order.
     ``scratch`` elements of the dtype hold, in one pooled buffer, the overwritten
     copy of the matrix (first ``m * n``), the workspace, ``rwork`` (complex) and
     ``iwork``, at the byte offsets given: one pool request and one address per
     call instead of four of each (an address costs a microsecond at n = 64).
     """
 
-    fn: Any
-    jobz: Any
-    m: Any
-    n: Any
-    lda: Any
-    ldu: Any
-    ldvt: Any
-    lwork: Any
+    fn: int
+    jobz: int
+    m: int
+    n: int
+    lda: int
+    ldu: int
+    ldvt: int
+    lwork: int
     scratch: int
     work_at: int
     rwork_at: int | None
@@ -119,14 +124,14 @@ def gesdd_plan(dt: DType, jobz: bytes, m: int, n: int) -> GesddPlan:
         end += 8 * k * _I32.itemsize
         ldvt = (n if jobz == b"A" else k) if jobz != b"N" else 1
         plan = GesddPlan(
-            raw("gesdd", dt),
-            ref_char(jobz),
-            ref_int(m),
-            ref_int(n),
-            ref_int(max(m, 1)),
-            ref_int(max(m, 1) if jobz != b"N" else 1),
-            ref_int(max(ldvt, 1)),
-            ref_int(lwork),
+            raw_address("gesdd", dt),
+            jobz[0],
+            m,
+            n,
+            max(m, 1),
+            max(m, 1) if jobz != b"N" else 1,
+            max(ldvt, 1),
+            lwork,
             -(-end // size),
             work_at,
             rwork_at,
@@ -134,27 +139,6 @@ def gesdd_plan(dt: DType, jobz: bytes, m: int, n: int) -> GesddPlan:
         )
         remember(_gesdd_plans, key, plan)
     return plan
-
-
-def gesdd_run(plan: GesddPlan, base: int, s: int, u: int, vt: int) -> int:
-    """Run ``?gesdd`` on the matrix at the start of the scratch at ``base``; returns info.
-
-    ``s``, ``u``, ``vt``: the addresses of the F-ordered outputs (any valid address
-    for U and Vh when ``jobz`` is N: LAPACK does not touch them).
-    """
-    info = info_int()
-    p = plan
-    if p.rwork_at is None:
-        p.fn(
-            p.jobz, p.m, p.n, base, p.lda, s, u, p.ldu, vt, p.ldvt,
-            base + p.work_at, p.lwork, base + p.iwork_at, byref(info),
-        )  # fmt: skip
-    else:
-        p.fn(
-            p.jobz, p.m, p.n, base, p.lda, s, u, p.ldu, vt, p.ldvt,
-            base + p.work_at, p.lwork, base + p.rwork_at, base + p.iwork_at, byref(info),
-        )  # fmt: skip
-    return info.value
 
 
 def gesdd_error(op: str, info: int, idx: tuple[int, ...]) -> None:
