@@ -30,7 +30,7 @@ baselines) stays in `storage/host.py`, measured at import with the very
 functions that read the counts later; this module reads no reference counts.
 """
 
-from tenferro.storage._fields cimport BufferFields
+from tenferro.storage._fields cimport BufferFields, ReturnLane
 
 from tenferro.dtype import _NUMPY, DType
 from tenferro.storage import host as _host
@@ -38,12 +38,72 @@ from tenferro.storage.host import HostBuffer, shared_refusal
 from tenferro.tensor import Tensor
 from tenferro.view import TensorView
 
-cdef object _new = object.__new__
+from cpython.list cimport PyList_GET_ITEM
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+cimport cython
+
+cdef extern from "structmember.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+
+cdef extern from "Python.h":
+    ctypedef struct _AllocType "PyTypeObject":
+        object (*tp_alloc)(_AllocType*, Py_ssize_t)
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
 # The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
 # by engine/cpu.py (`bind_current`): it imports the modules that import this one.
 cdef object _state = None
 cdef object _default_engine = None
 cdef list _reading = _host.reading
+
+
+# ---------------------------------------------------------------------- the fields
+# `Tensor` and `TensorView` are Python classes with ``__slots__`` (their methods and
+# rules stay in Python); their fields are read and set here at the offsets their
+# slot descriptors give, the very memory ``t._shape`` reads through the descriptor,
+# without the attribute lookup (the type's method cache, the descriptor call) that
+# made a third of the per-call cost. Only for objects whose class is exactly that
+# class (every caller checks ``x.__class__``), and the offsets are checked at import.
+cdef object _member_descriptor = type(Tensor._shape)
+
+
+cdef Py_ssize_t _slot(object cls, str name) except -1:
+    """The offset of the ``__slots__`` field ``name`` of ``cls`` (own or inherited)."""
+    cdef object d = getattr(cls, name)
+    if type(d) is not _member_descriptor or d.__objclass__ not in cls.__mro__:
+        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ field")
+    return (<PyMemberDescrObject*><PyObject*>d).d_member.offset
+
+
+cdef Py_ssize_t _T_SHAPE = _slot(Tensor, "_shape")
+cdef Py_ssize_t _T_DTYPE = _slot(Tensor, "_dtype")
+cdef Py_ssize_t _T_ST = _slot(Tensor, "_st")
+cdef Py_ssize_t _T_MOVED = _slot(Tensor, "_moved")
+cdef Py_ssize_t _V_BASE = _slot(TensorView, "_base")
+cdef Py_ssize_t _V_DTYPE = _slot(TensorView, "_dtype")
+cdef Py_ssize_t _V_SHAPE = _slot(TensorView, "_shape")
+cdef Py_ssize_t _V_STRIDES = _slot(TensorView, "_strides")
+cdef Py_ssize_t _V_OFFSET = _slot(TensorView, "_offset")
+cdef Py_ssize_t _V_SOURCE = _slot(TensorView, "_source")
+
+
+cdef inline object _get(object obj, Py_ssize_t off):
+    # ``obj.<field>`` for the field at ``off`` (an unset slot raises, as the descriptor).
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>obj) + off))[0]
+    if p is NULL:
+        raise AttributeError(f"{type(obj).__name__} field unset")
+    return <object>p
+
+
+cdef inline void _put(object obj, Py_ssize_t off, object value):
+    # ``obj.<field> = value`` on an object this module just allocated (no old value to
+    # release that could run code; an old one is released last all the same).
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + off)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
 cdef dict _numpy_of = _NUMPY
 cdef object _BOOL = DType.BOOL
 cdef object _F64 = DType.F64
@@ -51,6 +111,26 @@ cdef object _C64 = DType.C64
 #: Python ints up to this magnitude convert to float64 exactly.
 cdef object _EXACT_INT = 2**53
 cdef object _NEG_EXACT_INT = -2**53
+
+
+cdef inline void _unpin(object pin) except *:
+    # `_reading.remove(pin)` for the entry this very call appended: found by identity
+    # from the end (where a call's own pin is, unless another thread pinned since),
+    # one C step with no Python in between (atomic under the GIL, as `list.remove`).
+    cdef list r = _reading
+    cdef Py_ssize_t i = len(r) - 1
+    while i >= 0:
+        if <object>PyList_GET_ITEM(r, i) is pin:
+            r.pop(i)
+            return
+        i -= 1
+    r.remove(pin)  # pragma: no cover - not pinned: raises ValueError, as before
+
+
+cdef inline object _alloc(object cls):
+    # `object.__new__(cls)` without its argument checks (``cls`` is a plain class with
+    # slots and no ``__new__``, `Tensor` or `TensorView`): the allocation it makes.
+    return (<_AllocType*>cls).tp_alloc(<_AllocType*>cls, 0)
 
 
 cdef inline object _buffer(object owner, object flat, object recycler):
@@ -69,11 +149,11 @@ cdef inline object _buffer(object owner, object flat, object recycler):
 
 cpdef object pooled(tuple shape, object dtype, object owner, object flat, object recycler):
     """A tensor over a fully written pooled buffer (`tensor._pooled`'s fields)."""
-    cdef object t = _new(Tensor)
-    t._shape = shape
-    t._dtype = dtype
-    t._st = _buffer(owner, flat, recycler)
-    t._moved = None
+    cdef object t = _alloc(Tensor)
+    _put(t, _T_SHAPE, shape)
+    _put(t, _T_DTYPE, dtype)
+    _put(t, _T_ST, _buffer(owner, flat, recycler))
+    _put(t, _T_MOVED, None)
     return t
 
 
@@ -83,13 +163,13 @@ cdef inline object _view(
     """A `TensorView` with these fields (`TensorView._make`'s, written as plain stores):
     ``root`` is the buffer's read root, which makes the view a counted alias, or None
     for a fresh result view (`_result`)."""
-    cdef object v = _new(TensorView)
-    v._base = root
-    v._dtype = dtype
-    v._shape = shape
-    v._strides = strides
-    v._offset = offset
-    v._source = source
+    cdef object v = _alloc(TensorView)
+    _put(v, _V_BASE, root)
+    _put(v, _V_DTYPE, dtype)
+    _put(v, _V_SHAPE, shape)
+    _put(v, _V_STRIDES, strides)
+    _put(v, _V_OFFSET, offset)
+    _put(v, _V_SOURCE, source)
     return v
 
 
@@ -182,11 +262,11 @@ cdef object _c_source(object x):
     Such a view's elements, in row-major order, are the buffer's ``flat`` in memory
     order, so an elementwise kernel on ``flat`` computes the view's result in C order.
     """
-    cdef object src = x._source
-    if src.__class__ is not HostBuffer or x._offset != 0:
+    cdef object src = _get(x, _V_SOURCE)
+    if src.__class__ is not HostBuffer or _get(x, _V_OFFSET) != 0:
         return None
-    cdef tuple shape = x._shape
-    cdef tuple strides = x._strides
+    cdef tuple shape = _get(x, _V_SHAPE)
+    cdef tuple strides = _get(x, _V_STRIDES)
     cdef Py_ssize_t rank = len(shape)
     if rank < 2:
         return None
@@ -196,20 +276,22 @@ cdef object _c_source(object x):
         if <Py_ssize_t>strides[i] != acc:
             return None
         acc *= <Py_ssize_t>shape[i]
-    cdef object flat = src.flat
+    cdef object flat = (<BufferFields>src).flat
     if len(flat) != acc:
         return None
     cdef object fd = flat.dtype
-    cdef object want = _numpy_of[x._dtype]
+    cdef object want = _numpy_of[_get(x, _V_DTYPE)]
     if fd is not want and fd != want:
         return None
     return src
 
 
 cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept=False):
-    if kept:
-        return eng._pool.acquire(np_dtype, n, True)
-    return eng._pool.acquire(np_dtype, n)
+    cdef object pool = eng._pool
+    if isinstance(pool, ReturnLane):
+        # The engine's `BufferPool`: its lane's exact fit is a C call (no Python frame).
+        return (<ReturnLane>pool).acquire(np_dtype, n, kept)
+    return pool.acquire(np_dtype, n, kept)
 
 
 cdef inline void _forget(object eng, object owner) except *:
@@ -226,7 +308,7 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
 
 
 cdef object _unary(
-    object kernel, object st, tuple shape, object strides, object out_dt, object eng
+    object kernel, BufferFields st, tuple shape, object strides, object out_dt, object eng
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
@@ -247,7 +329,7 @@ cdef object _unary(
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        _unpin(st)
 
 
 cpdef object binary(object kernel, object a, object b, object out_dt, object eng):
@@ -258,7 +340,7 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
 
 
 cdef object _binary(
-    object kernel, object sa, object sb, tuple shape, object strides, object out_dt,
+    object kernel, BufferFields sa, BufferFields sb, tuple shape, object strides, object out_dt,
     object eng
 ):
     cdef tuple pin = (sa, sb)
@@ -282,7 +364,7 @@ cdef object _binary(
         sb.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        _unpin(pin)
 
 
 cpdef object scalar(object kernel, object t, object value, bint first, object out_dt, object eng):
@@ -292,7 +374,7 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
 
 
 cdef object _scalar(
-    object kernel, object st, object value, bint first, tuple shape, object strides,
+    object kernel, BufferFields st, object value, bint first, tuple shape, object strides,
     object out_dt, object eng
 ):
     cdef object fa, flat
@@ -317,7 +399,7 @@ cdef object _scalar(
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        _unpin(st)
 
 
 cpdef object shaped(
@@ -332,7 +414,7 @@ cpdef object shaped(
 
 
 cdef object _shaped(
-    object kernel, object st, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object kernel, BufferFields st, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
     object arg
 ):
     cdef object fa, flat
@@ -351,7 +433,7 @@ cdef object _shaped(
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        _unpin(st)
 
 
 cpdef object shaped2(
@@ -362,8 +444,8 @@ cpdef object shaped2(
     None when either buffer is exclusively borrowed. For two-operand hot paths whose
     output is not the operands' shape (2-D matmul, small contractions). ``kept``: the
     output is a result its caller keeps (`BufferPool.acquire`'s best-fit hint)."""
-    cdef object sa = a._st
-    cdef object sb = b._st
+    cdef BufferFields sa = a._st
+    cdef BufferFields sb = b._st
     cdef tuple pin = (sa, sb)
     cdef object flat
     cdef object owner = None  # bound before the try: _forget reads it
@@ -381,7 +463,7 @@ cpdef object shaped2(
         sb.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        _unpin(pin)
 
 
 cpdef object shapedn(
@@ -409,7 +491,7 @@ cpdef object shapedn(
             st.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        _unpin(pin)
 
 
 cpdef object pinned(object body, object st, tuple args):
@@ -426,7 +508,7 @@ cpdef object pinned(object body, object st, tuple args):
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        _unpin(st)
 
 
 # ---------------------------------------------------------------------- namespace entries
@@ -465,20 +547,24 @@ cdef inline bint _weak_scalar(object value):
 cdef object _with_scalar(
     object kernel, object x, object value, bint first, object allowed, bint out_bool
 ):
-    cdef object dt = x._dtype
+    # ``x`` is a `Tensor` or a `TensorView` (the caller checked).
+    cdef bint tensor = x.__class__ is Tensor
+    cdef object dt = _get(x, _T_DTYPE if tensor else _V_DTYPE)
     if not (dt is _F64 or dt is _C64) or dt not in allowed or not _weak_scalar(value):
         return None
     cdef object out_dt = _BOOL if out_bool else dt
     cdef object st
-    if x.__class__ is Tensor:
-        st = x._st
+    if tensor:
+        st = _get(x, _T_ST)
         if st.__class__ is not HostBuffer:
             return None
-        return _scalar(kernel, st, value, first, x._shape, None, out_dt, current())
+        return _scalar(kernel, st, value, first, _get(x, _T_SHAPE), None, out_dt, current())
     st = _c_source(x)
     if st is None:
         return None
-    return _scalar(kernel, st, value, first, x._shape, x._strides, out_dt, current())
+    return _scalar(
+        kernel, st, value, first, _get(x, _V_SHAPE), _get(x, _V_STRIDES), out_dt, current()
+    )
 
 
 cpdef object elementwise2(object kernel, object x1, object x2, object allowed, bint out_bool):
@@ -489,31 +575,31 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
     otherwise."""
     cdef object c1 = x1.__class__
     cdef object c2 = x2.__class__
-    cdef object dt, sa, sb
+    cdef object dt, sa, sb, shape
     if c1 is Tensor:
         if c2 is Tensor:
-            sa = x1._st
-            sb = x2._st
-            dt = x1._dtype
+            sa = _get(x1, _T_ST)
+            sb = _get(x2, _T_ST)
+            dt = _get(x1, _T_DTYPE)
+            shape = _get(x1, _T_SHAPE)
             if (
                 sa.__class__ is HostBuffer
                 and sb.__class__ is HostBuffer
-                and dt is x2._dtype
+                and dt is _get(x2, _T_DTYPE)
                 and dt in allowed
-                and x1._shape == x2._shape
+                and shape == _get(x2, _T_SHAPE)
             ):
                 # Both inputs hold exactly n elements: the kernel writes all of out.
-                return _binary(
-                    kernel, sa, sb, x1._shape, None, _BOOL if out_bool else dt, current()
-                )
+                return _binary(kernel, sa, sb, shape, None, _BOOL if out_bool else dt, current())
             return None
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
         return None
     if c1 is TensorView:
         if c2 is TensorView:
-            dt = x1._dtype
-            if dt is not x2._dtype or dt not in allowed or x1._shape != x2._shape:
+            dt = _get(x1, _V_DTYPE)
+            shape = _get(x1, _V_SHAPE)
+            if dt is not _get(x2, _V_DTYPE) or dt not in allowed or shape != _get(x2, _V_SHAPE):
                 return None
             sa = _c_source(x1)
             if sa is None:
@@ -523,7 +609,8 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
                 return None
             # Both C-ordered over all of their buffers: flat order is row-major order.
             return _binary(
-                kernel, sa, sb, x1._shape, x1._strides, _BOOL if out_bool else dt, current()
+                kernel, sa, sb, shape, _get(x1, _V_STRIDES), _BOOL if out_bool else dt,
+                current()
             )
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
@@ -540,19 +627,19 @@ cpdef object elementwise1(object kernel, object x, object allowed):
     cdef object st
     cdef object dt = None
     if c is Tensor:
-        st = x._st
-        dt = x._dtype
+        st = _get(x, _T_ST)
+        dt = _get(x, _T_DTYPE)
         if st.__class__ is not HostBuffer or dt not in allowed:
             return None
-        return _unary(kernel, st, x._shape, None, dt, current())
+        return _unary(kernel, st, _get(x, _T_SHAPE), None, dt, current())
     if c is TensorView:
-        dt = x._dtype
+        dt = _get(x, _V_DTYPE)
         if dt not in allowed:
             return None
         st = _c_source(x)
         if st is None:
             return None
-        return _unary(kernel, st, x._shape, x._strides, dt, current())
+        return _unary(kernel, st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current())
     return None
 
 
