@@ -1,6 +1,6 @@
 """Type stubs of the compiled per-operation protocol (engine/_core.pyx)."""
 
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import Any
 
 from ..dtype import DType
@@ -55,6 +55,18 @@ def broadcast2(
     ufunc: Any, x1: Any, x2: Any, allowed: Container[DType], out_bool: bool, op: str
 ) -> Any: ...
 def elementwise1(kernel: Any, x: Any, allowed: Container[DType]) -> Any: ...
+def binary_entry(
+    ufunc: Any,
+    call: Any,
+    allowed: Container[DType],
+    out_bool: bool,
+    general: Callable[[Any, Any], Any],
+    op: str,
+    typed: Callable[[Any, BaseException, str], BaseException],
+) -> Callable[..., Any]: ...
+def unary_entry(
+    ufunc: Any, allowed: Container[DType], general: Callable[[Any], Any]
+) -> Callable[..., Any]: ...
 def full(kernel: Any, x: Any, fast: Container[DType], eng: Any, arg: Any) -> Tensor | None: ...
 def view_of(
     t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = ...

@@ -49,6 +49,8 @@ cdef extern from "structmember.h":
 cdef extern from "Python.h":
     ctypedef struct _AllocType "PyTypeObject":
         object (*tp_alloc)(_AllocType*, Py_ssize_t)
+        object (*tp_new)(_AllocType*, object, PyObject*)
+    int PySequence_DelItem(object, Py_ssize_t) except -1
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
 # The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
@@ -121,7 +123,7 @@ cdef inline void _unpin(object pin) except *:
     cdef Py_ssize_t i = len(r) - 1
     while i >= 0:
         if <object>PyList_GET_ITEM(r, i) is pin:
-            r.pop(i)
+            PySequence_DelItem(r, i)
             return
         i -= 1
     r.remove(pin)  # pragma: no cover - not pinned: raises ValueError, as before
@@ -134,8 +136,10 @@ cdef inline object _alloc(object cls):
 
 
 cdef inline object _buffer(object owner, object flat, object recycler):
-    # A `HostBuffer` built with plain stores into its C fields (storage/_fields.pxd).
-    cdef BufferFields st = BufferFields.__new__(HostBuffer)
+    # A `HostBuffer` built with plain stores into its C fields (storage/_fields.pxd):
+    # its type's own allocation (`BufferFields`'s, which sets every field to None),
+    # called directly rather than through ``BufferFields.__new__``'s Python call.
+    cdef BufferFields st = (<_AllocType*>HostBuffer).tp_new(<_AllocType*>HostBuffer, (), NULL)
     st.owner = owner
     st.flat = flat
     st.recycler = recycler
@@ -641,6 +645,52 @@ cpdef object elementwise1(object kernel, object x, object allowed):
             return None
         return _unary(kernel, st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current())
     return None
+
+
+# The namespace's binary and unary elementwise functions themselves
+# (`namespace._adapter.binary_function` / `unary_function` document them): compiled
+# functions (Cython's, binding like Python functions), so ``a + b``, whose operator
+# is the namespace function (`_array_methods.register`), reaches `elementwise2` with no
+# Python frame in between.
+
+def binary_entry(
+    object ufunc, object call, object allowed, bint out_bool, object general, object op,
+    object typed
+):
+    """``fn(x1, x2)``: `elementwise2` (``call``), else `broadcast2` (``ufunc``), else
+    ``general(x1, x2)``; an exception of either is raised as ``typed(ufunc, exc, op)``."""
+
+    @cython.binding(True)
+    def fn(x1, x2, /):
+        cdef object r
+        try:
+            r = elementwise2(call, x1, x2, allowed, out_bool)
+        except BaseException as exc:
+            raise typed(ufunc, exc, op) from None
+        if r is not None:
+            return r
+        try:
+            r = broadcast2(ufunc, x1, x2, allowed, out_bool, op)
+        except BaseException as exc:
+            raise typed(ufunc, exc, op) from None
+        if r is not None:
+            return r
+        return general(x1, x2)
+
+    return fn
+
+
+def unary_entry(object ufunc, object allowed, object general):
+    """``fn(x)``: `elementwise1`, else ``general(x)``."""
+
+    @cython.binding(True)
+    def fn(x, /):
+        cdef object r = elementwise1(ufunc, x, allowed)
+        if r is not None:
+            return r
+        return general(x)
+
+    return fn
 
 
 cpdef object full(object kernel, object x, object fast, object eng, object arg):

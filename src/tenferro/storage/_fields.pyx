@@ -10,6 +10,7 @@ so storage/host.py can sit on it without an import cycle.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.weakref cimport PyWeakref_CheckRef, PyWeakref_GetObject
 
 
 cpdef size_t address(object flat) except? 0:
@@ -35,7 +36,11 @@ cdef class BufferFields:
         cdef object recycler = self.recycler
         if recycler is None:
             return
-        cdef object pool = recycler()
+        cdef object pool
+        if PyWeakref_CheckRef(recycler):
+            pool = <object>PyWeakref_GetObject(recycler)  # the C call of ``recycler()``
+        else:
+            pool = recycler()
         if pool is None:
             return  # the engine is gone: the buffer is simply freed
         if self.failed_read or self._root is not None or self._stale is not None:
