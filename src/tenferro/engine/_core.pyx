@@ -3,7 +3,12 @@
 
 One engine operation on plain host tensors is, in this order:
 
-1. **pin** each operand's `HostBuffer` (one entry in `storage.host.reading`),
+1. **pin** each operand's `HostBuffer`: add one to its compiled pin count
+   (``BufferFields._pins``, storage/_fields.pyx; `HostBuffer.readers` adds it to the
+   entries of `storage.host.reading`, the general path's registry). A C increment
+   and decrement under the GIL, each one step no other thread can interleave with
+   (what the list's atomic ``append``/``remove`` gave, without a tuple, a list
+   resize and a search per call),
 2. **check for a writer** (``buf.exclusive``) *after* pinning (the mirror of
    `HostBuffer.begin_exclusive`, which sets the flag before counting pins),
 3. **acquire** an uninitialised output from the engine's pool,
@@ -40,6 +45,7 @@ from tenferro.view import TensorView
 
 from cpython.list cimport PyList_GET_ITEM
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.type cimport PyType_IsSubtype
 cimport cython
 
 cdef extern from "structmember.h":
@@ -50,7 +56,6 @@ cdef extern from "Python.h":
     ctypedef struct _AllocType "PyTypeObject":
         object (*tp_alloc)(_AllocType*, Py_ssize_t)
         object (*tp_new)(_AllocType*, object, PyObject*)
-    int PySequence_DelItem(object, Py_ssize_t) except -1
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
 # The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
@@ -113,20 +118,6 @@ cdef object _C64 = DType.C64
 #: Python ints up to this magnitude convert to float64 exactly.
 cdef object _EXACT_INT = 2**53
 cdef object _NEG_EXACT_INT = -2**53
-
-
-cdef inline void _unpin(object pin) except *:
-    # `_reading.remove(pin)` for the entry this very call appended: found by identity
-    # from the end (where a call's own pin is, unless another thread pinned since),
-    # one C step with no Python in between (atomic under the GIL, as `list.remove`).
-    cdef list r = _reading
-    cdef Py_ssize_t i = len(r) - 1
-    while i >= 0:
-        if <object>PyList_GET_ITEM(r, i) is pin:
-            PySequence_DelItem(r, i)
-            return
-        i -= 1
-    r.remove(pin)  # pragma: no cover - not pinned: raises ValueError, as before
 
 
 cdef inline object _alloc(object cls):
@@ -290,8 +281,31 @@ cdef object _c_source(object x):
     return src
 
 
+# An engine's `_pool` and `_recycler` (engine/_base.py's `EngineBase` slots), read at
+# their offsets (bound by `bind_current`) for every engine class derived from it.
+cdef object _EngineBase = None
+cdef Py_ssize_t _E_POOL = -1
+cdef Py_ssize_t _E_RECYCLER = -1
+
+
+cdef inline bint _is_engine(object eng):
+    return _EngineBase is not None and PyType_IsSubtype(type(eng), <type>_EngineBase)
+
+
+cdef inline object _pool_of(object eng):
+    if _is_engine(eng):
+        return _get(eng, _E_POOL)
+    return eng._pool
+
+
+cdef inline object _recycler_of(object eng):
+    if _is_engine(eng):
+        return _get(eng, _E_RECYCLER)
+    return eng._recycler
+
+
 cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept=False):
-    cdef object pool = eng._pool
+    cdef object pool = _pool_of(eng)
     if isinstance(pool, ReturnLane):
         # The engine's `BufferPool`: its lane's exact fit is a C call (no Python frame).
         return (<ReturnLane>pool).acquire(np_dtype, n, kept)
@@ -317,7 +331,7 @@ cdef object _unary(
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
@@ -327,13 +341,13 @@ cdef object _unary(
         flat = owner if len(owner) == n else owner[:n]
         # The operand holds exactly n elements: the kernel writes all of flat.
         kernel(fa, flat)
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
-        _unpin(st)
+        st._pins -= 1
 
 
 cpdef object binary(object kernel, object a, object b, object out_dt, object eng):
@@ -347,11 +361,11 @@ cdef object _binary(
     object kernel, BufferFields sa, BufferFields sb, tuple shape, object strides, object out_dt,
     object eng
 ):
-    cdef tuple pin = (sa, sb)
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    _reading.append(pin)
+    sa._pins += 1  # a pin (module docstring, step 1)
+    sb._pins += 1
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
@@ -361,14 +375,15 @@ cdef object _binary(
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
         kernel(fa, sb.flat, flat)
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         sa.failed_read = True
         sb.failed_read = True
         raise
     finally:
-        _unpin(pin)
+        sa._pins -= 1
+        sb._pins -= 1
 
 
 cpdef object scalar(object kernel, object t, object value, bint first, object out_dt, object eng):
@@ -384,7 +399,7 @@ cdef object _scalar(
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
@@ -397,13 +412,13 @@ cdef object _scalar(
             kernel(value, fa, flat)
         else:
             kernel(fa, value, flat)
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
-        _unpin(st)
+        st._pins -= 1
 
 
 cpdef object shaped(
@@ -423,7 +438,7 @@ cdef object _shaped(
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         fa = st.flat
         if st.exclusive is not None or not len(fa):
@@ -431,13 +446,13 @@ cdef object _shaped(
         owner = _acquire(eng, _numpy_of[out_dt], n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(fa, flat, arg)
-        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+        return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
-        _unpin(st)
+        st._pins -= 1
 
 
 cpdef object shaped2(
@@ -450,24 +465,25 @@ cpdef object shaped2(
     output is a result its caller keeps (`BufferPool.acquire`'s best-fit hint)."""
     cdef BufferFields sa = a._st
     cdef BufferFields sb = b._st
-    cdef tuple pin = (sa, sb)
     cdef object flat
     cdef object owner = None  # bound before the try: _forget reads it
-    _reading.append(pin)
+    sa._pins += 1  # a pin (module docstring, step 1)
+    sb._pins += 1
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
         owner = _acquire(eng, _numpy_of[out_dt], n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
-        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+        return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         sa.failed_read = True
         sb.failed_read = True
         raise
     finally:
-        _unpin(pin)
+        sa._pins -= 1
+        sb._pins -= 1
 
 
 cpdef object shapedn(
@@ -478,9 +494,11 @@ cpdef object shapedn(
     into a pooled output of ``out_shape``, or None when any buffer is exclusively
     borrowed. For hot paths of three or more operands (fused expressions)."""
     cdef tuple pin = tuple([t._st for t in ts])
-    cdef object st, flat
+    cdef BufferFields st
+    cdef object flat
     cdef object owner = None  # bound before the try: _forget reads it
-    _reading.append(pin)
+    for st in pin:
+        st._pins += 1  # a pin (module docstring, step 1)
     try:
         for st in pin:
             if st.exclusive is not None:
@@ -488,22 +506,23 @@ cpdef object shapedn(
         owner = _acquire(eng, _numpy_of[out_dt], n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(tuple([st.flat for st in pin]), flat, arg)
-        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+        return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         for st in pin:
             st.failed_read = True
         raise
     finally:
-        _unpin(pin)
+        for st in pin:
+            st._pins -= 1
 
 
-cpdef object pinned(object body, object st, tuple args):
+cpdef object pinned(object body, BufferFields st, tuple args):
     """``body(*args)`` while ``st`` is pinned, or None (``body`` not called) when ``st``
     is exclusively borrowed. For the hot paths that read an operand without one pooled
     output of their own (a scalar's value, LAPACK bodies that take their own outputs):
     the same pin, writer check, failure mark and unpin as the functions above."""
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
@@ -512,16 +531,20 @@ cpdef object pinned(object body, object st, tuple args):
         st.failed_read = True
         raise
     finally:
-        _unpin(st)
+        st._pins -= 1
 
 
 # ---------------------------------------------------------------------- namespace entries
 def bind_current(object state, object default_engine):
     """Called once by engine/cpu.py: the thread state (``state.current``: the engine of
     the innermost ``with eng:``, or None) and `default_engine` that `current` reads."""
-    global _state, _default_engine
+    global _state, _default_engine, _EngineBase, _E_POOL, _E_RECYCLER
     _state = state
     _default_engine = default_engine
+    from tenferro.engine._base import EngineBase
+    _E_POOL = _slot(EngineBase, "_pool")
+    _E_RECYCLER = _slot(EngineBase, "_recycler")
+    _EngineBase = EngineBase
 
 
 cpdef object current():

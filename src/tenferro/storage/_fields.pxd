@@ -10,6 +10,8 @@ cdef class BufferFields:
     cdef public object _stale
     cdef public object exclusive
     cdef public object failed_read
+    # Engine reads in flight by the compiled core (engine/_core.pyx): see `readers`.
+    cdef Py_ssize_t _pins
 
 
 cdef class ReturnLane:

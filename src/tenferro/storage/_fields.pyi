@@ -18,6 +18,8 @@ class BufferFields:
     _stale: list[np.ndarray[Any, Any]] | None
     exclusive: str | None
     failed_read: bool
+    @property
+    def core_pins(self) -> int: ...
     def __del__(self) -> None: ...
 
 class ReturnLane:

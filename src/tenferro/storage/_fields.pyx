@@ -28,6 +28,12 @@ cdef class BufferFields:
     """The fields of a `HostBuffer` (documented there). A new instance has every field
     None; `HostBuffer.__init__` and `engine._core` set them all."""
 
+    @property
+    def core_pins(self):
+        """Engine reads of this buffer in flight in the compiled core (engine/_core.pyx),
+        on every thread: `HostBuffer.readers` adds the general path's pins to it."""
+        return self._pins
+
     def __del__(self):
         # The hot path of every dropped engine output: a buffer with a live recycler
         # that never had a root or a stale write root (so it cannot have an alias) and
