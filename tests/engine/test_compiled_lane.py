@@ -271,3 +271,57 @@ def test_a_refused_operand_gets_the_typed_error_through_the_compiled_function() 
         tfr.add(a, "x")
     with a.map_write(), pytest.raises(tfr.BorrowError):
         a + a
+
+
+# -- the compiled current() and its cache -------------------------------------------------
+def test_current_follows_with_blocks_in_and_out() -> None:
+    outer, inner = tfr.CpuEngine(), tfr.CpuEngine()
+    default = core.current()
+    with outer:
+        assert core.current() is outer
+        with inner:
+            assert core.current() is inner
+        assert core.current() is outer
+    assert core.current() is default
+
+
+def test_each_new_thread_gets_its_own_default_engine_despite_the_cache() -> None:
+    here = core.current()
+    seen: list[Any] = []
+    for _ in range(3):
+        th = threading.Thread(target=lambda: seen.append(core.current()))
+        th.start()
+        th.join(WAIT_S)
+    assert len(seen) == 3
+    assert all(e is not here for e in seen)
+
+
+def test_another_threads_with_block_is_not_seen_here() -> None:
+    here = core.current()
+    other = tfr.CpuEngine()
+    entered, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with other:
+            entered.set()
+            assert leave.wait(WAIT_S)
+
+    th = threading.Thread(target=hold)
+    th.start()
+    try:
+        assert entered.wait(WAIT_S)
+        assert core.current() is here
+    finally:
+        leave.set()
+        th.join(WAIT_S)
+
+
+def test_the_cache_of_current_never_keeps_an_engine_alive() -> None:
+    eng = tfr.CpuEngine()
+    with eng:
+        assert core.current() is eng
+    ref = weakref.ref(eng)
+    del eng
+    gc.collect()
+    assert ref() is None
+    assert core.current() is not None

@@ -46,7 +46,13 @@ from tenferro.view import TensorView
 from cpython.list cimport PyList_GET_ITEM
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.type cimport PyType_IsSubtype
+from cpython.pystate cimport PyThreadState, PyThreadState_Get
+from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
+from libc.stdint cimport uint64_t
 cimport cython
+
+cdef extern from "Python.h":
+    uint64_t PyThreadState_GetID(PyThreadState*)
 
 cdef extern from "structmember.h":
     ctypedef struct PyMemberDef:
@@ -539,6 +545,7 @@ def bind_current(object state, object default_engine):
     """Called once by engine/cpu.py: the thread state (``state.current``: the engine of
     the innermost ``with eng:``, or None) and `default_engine` that `current` reads."""
     global _state, _default_engine, _EngineBase, _E_POOL, _E_RECYCLER
+    current_changed()
     _state = state
     _default_engine = default_engine
     from tenferro.engine._base import EngineBase
@@ -547,11 +554,49 @@ def bind_current(object state, object default_engine):
     _EngineBase = EngineBase
 
 
+# `current`'s cache: the engine it last returned (a weak reference: the cache never
+# keeps an engine or its pool alive), the thread it returned it to (the thread state's
+# id, unique for the life of the process, so a new thread never hits a dead thread's
+# entry) and the generation of the threads' engine state it read (`current_changed`).
+# INVARIANT: every change of any thread's ``_state.current`` is followed by
+# `current_changed` (engine/cpu.py, the only writer), so an entry of the current
+# generation is the thread's engine now. One entry: threads taking turns only miss.
+cdef uint64_t _cache_tid = 0
+cdef Py_ssize_t _cache_gen = -1
+cdef object _cache_ref = None
+cdef Py_ssize_t _current_gen = 0
+
+
+def current_changed():
+    """Drop `current`'s cache: engine/cpu.py calls it after every change of a thread's
+    current engine (``with eng:`` entered or left, a thread's default engine made)."""
+    global _current_gen
+    _current_gen += 1
+
+
 cpdef object current():
     """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
+    global _cache_tid, _cache_gen, _cache_ref
+    cdef uint64_t tid = PyThreadState_GetID(PyThreadState_Get())
+    # Read before the state: a change made meanwhile (on any thread) leaves the entry
+    # stored below stale, never wrong.
+    cdef Py_ssize_t gen = _current_gen
+    cdef PyObject* hit
+    if tid == _cache_tid and gen == _cache_gen:
+        hit = PyWeakref_GetObject(_cache_ref)
+        if hit != <PyObject*>None:
+            return <object>hit
     cdef object eng = _state.current
     if eng is None:
-        return _default_engine()
+        eng = _default_engine()
+    try:
+        ref = PyWeakref_NewRef(eng, None)
+    except TypeError:  # pragma: no cover - an engine without weak references
+        return eng
+    # No Python code runs between these stores: no thread sees half an entry.
+    _cache_ref = ref
+    _cache_tid = tid
+    _cache_gen = gen
     return eng
 
 
