@@ -325,3 +325,40 @@ def test_the_cache_of_current_never_keeps_an_engine_alive() -> None:
     gc.collect()
     assert ref() is None
     assert core.current() is not None
+
+
+# -- fields read at their slot offsets: only for objects of exactly that type ---------------
+class _Liar:
+    """Claims to be a `Tensor` (or a view) through ``__class__``, as a proxy does."""
+
+    def __init__(self, cls: type) -> None:
+        self._cls = cls
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        return self._cls
+
+
+@pytest.mark.parametrize("cls", [Tensor, tfr.TensorView])
+def test_an_object_claiming_a_tensor_class_is_never_read_as_one(cls: type) -> None:
+    a = tfr.from_numpy(np.arange(4.0))
+    liar = _Liar(cls)
+    for call in (
+        lambda: tfr.add(liar, a),
+        lambda: tfr.add(a, liar),
+        lambda: tfr.multiply(liar, 2.0),
+        lambda: tfr.multiply(2.0, liar),
+        lambda: tfr.exp(liar),
+        lambda: tfr.sum(liar),
+    ):
+        with pytest.raises((tfr.TenferroError, TypeError, AttributeError)):
+            call()
+    assert core.c_source(liar) is None
+
+
+def test_a_weak_proxy_of_a_tensor_still_computes() -> None:
+    a = tfr.from_numpy(np.arange(4.0))
+    p = weakref.proxy(a)
+    np.testing.assert_array_equal(tfr.add(p, a).to_numpy(), 2 * np.arange(4.0))
+    np.testing.assert_array_equal(tfr.exp(p).to_numpy(), np.exp(np.arange(4.0)))
+    np.testing.assert_array_equal((p * 2.0).to_numpy(), 2 * np.arange(4.0))

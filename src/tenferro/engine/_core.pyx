@@ -204,7 +204,7 @@ cdef inline object _fresh_or_rooted(
     cdef object st = t._st
     cdef BufferFields f
     cdef bint fresh = False
-    if st.__class__ is HostBuffer:
+    if type(st) is HostBuffer:
         f = <BufferFields>st
         fresh = f._root is None and f._stale is None and f.exclusive is None
     # INVARIANT (`_result`'s) for a fresh buffer: the caller made ``t`` and drops it, so
@@ -250,7 +250,7 @@ cpdef object permuted_view(object t, tuple axes):
 
 cpdef object c_source(object x):
     """`_c_source` of a `TensorView` ``x``; None for anything else."""
-    if x.__class__ is not TensorView:
+    if type(x) is not TensorView:
         return None
     return _c_source(x)
 
@@ -263,8 +263,12 @@ cdef object _c_source(object x):
     Such a view's elements, in row-major order, are the buffer's ``flat`` in memory
     order, so an elementwise kernel on ``flat`` computes the view's result in C order.
     """
+    # ``type``, never ``__class__`` (which a proxy answers for the object behind it),
+    # before any field is read at an offset: here and wherever `_get` follows a check.
+    if type(x) is not TensorView:
+        return None
     cdef object src = _get(x, _V_SOURCE)
-    if src.__class__ is not HostBuffer or _get(x, _V_OFFSET) != 0:
+    if type(src) is not HostBuffer or _get(x, _V_OFFSET) != 0:
         return None
     cdef tuple shape = _get(x, _V_SHAPE)
     cdef tuple strides = _get(x, _V_STRIDES)
@@ -610,7 +614,7 @@ cpdef object current():
 cdef inline bint _weak_scalar(object value):
     """A Python float, or an int that float64 represents exactly (numpy reads it as
     the array's dtype, the standard's weak scalar)."""
-    cdef object c = value.__class__
+    cdef object c = type(value)
     if c is float:
         return True
     return c is int and _NEG_EXACT_INT <= value <= _EXACT_INT
@@ -620,7 +624,7 @@ cdef object _with_scalar(
     object kernel, object x, object value, bint first, object allowed, bint out_bool
 ):
     # ``x`` is a `Tensor` or a `TensorView` (the caller checked).
-    cdef bint tensor = x.__class__ is Tensor
+    cdef bint tensor = type(x) is Tensor
     cdef object dt = _get(x, _T_DTYPE if tensor else _V_DTYPE)
     if not (dt is _F64 or dt is _C64) or dt not in allowed or not _weak_scalar(value):
         return None
@@ -628,7 +632,7 @@ cdef object _with_scalar(
     cdef object st
     if tensor:
         st = _get(x, _T_ST)
-        if st.__class__ is not HostBuffer:
+        if type(st) is not HostBuffer:
             return None
         return _scalar(kernel, st, value, first, _get(x, _T_SHAPE), None, out_dt, current())
     st = _c_source(x)
@@ -645,8 +649,8 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
     float or exactly representable int (``first``: the scalar is the left operand).
     The engine is the calling thread's (`current`), asked only on the hot path. None
     otherwise."""
-    cdef object c1 = x1.__class__
-    cdef object c2 = x2.__class__
+    cdef object c1 = type(x1)
+    cdef object c2 = type(x2)
     cdef object dt, sa, sb, shape
     if c1 is Tensor:
         if c2 is Tensor:
@@ -655,8 +659,8 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
             dt = _get(x1, _T_DTYPE)
             shape = _get(x1, _T_SHAPE)
             if (
-                sa.__class__ is HostBuffer
-                and sb.__class__ is HostBuffer
+                type(sa) is HostBuffer
+                and type(sb) is HostBuffer
                 and dt is _get(x2, _T_DTYPE)
                 and dt in allowed
                 and shape == _get(x2, _T_SHAPE)
@@ -695,13 +699,13 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
 cpdef object elementwise1(object kernel, object x, object allowed):
     """``kernel(a, out)`` (same dtype) for a plain host tensor or a C-ordered view of an
     ``allowed`` dtype; None otherwise (see `elementwise2`)."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef object st
     cdef object dt = None
     if c is Tensor:
         st = _get(x, _T_ST)
         dt = _get(x, _T_DTYPE)
-        if st.__class__ is not HostBuffer or dt not in allowed:
+        if type(st) is not HostBuffer or dt not in allowed:
             return None
         return _unary(kernel, st, _get(x, _T_SHAPE), None, dt, current())
     if c is TensorView:
@@ -767,11 +771,11 @@ cpdef object full(object kernel, object x, object fast, object eng, object arg):
     otherwise, or for an empty or exclusively borrowed buffer. A full reduction reads
     every element in memory order, which for a C-ordered view is its row-major order
     (numpy's own order for a C-contiguous array)."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef object st
     if c is Tensor:
         st = x._st
-        if st.__class__ is not HostBuffer:
+        if type(st) is not HostBuffer:
             return None
     elif c is TensorView:
         st = _c_source(x)
