@@ -298,8 +298,18 @@ cdef Py_ssize_t _E_POOL = -1
 cdef Py_ssize_t _E_RECYCLER = -1
 
 
+cdef object _engine_type = None  # the last class found to derive from EngineBase
+
+
 cdef inline bint _is_engine(object eng):
-    return _EngineBase is not None and PyType_IsSubtype(type(eng), <type>_EngineBase)
+    global _engine_type
+    cdef object t = type(eng)
+    if t is _engine_type:
+        return True
+    if _EngineBase is not None and PyType_IsSubtype(t, <type>_EngineBase):
+        _engine_type = t
+        return True
+    return False
 
 
 cdef inline object _pool_of(object eng):
