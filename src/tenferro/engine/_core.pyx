@@ -126,6 +126,22 @@ cdef object _EXACT_INT = 2**53
 cdef object _NEG_EXACT_INT = -2**53
 
 
+# The numpy dtype of the DType last asked (one entry: a loop asks for one dtype).
+cdef object _last_dt = None
+cdef object _last_np = None
+
+
+cdef inline object _np_dtype(object dt):
+    """``dtype._NUMPY[dt]``, the numpy dtype of the DType ``dt``."""
+    global _last_dt, _last_np
+    if dt is _last_dt:
+        return _last_np
+    cdef object np_dt = _numpy_of[dt]
+    _last_np = np_dt  # the value first: a reader between the stores misses, never lies
+    _last_dt = dt
+    return np_dt
+
+
 cdef inline object _alloc(object cls):
     # `object.__new__(cls)` without its argument checks (``cls`` is a plain class with
     # slots and no ``__new__``, `Tensor` or `TensorView`): the allocation it makes.
@@ -285,7 +301,7 @@ cdef object _c_source(object x):
     if len(flat) != acc:
         return None
     cdef object fd = flat.dtype
-    cdef object want = _numpy_of[_get(x, _V_DTYPE)]
+    cdef object want = _np_dtype(_get(x, _V_DTYPE))
     if fd is not want and fd != want:
         return None
     return src
@@ -357,7 +373,7 @@ cdef object _unary(
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # The operand holds exactly n elements: the kernel writes all of flat.
         kernel(fa, flat)
@@ -391,7 +407,7 @@ cdef object _binary(
             return None
         fa = sa.flat
         n = len(fa)
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
         kernel(fa, sb.flat, flat)
@@ -425,7 +441,7 @@ cdef object _scalar(
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # The scalar broadcasts over n elements: the kernel writes all of flat.
         if first:
@@ -463,7 +479,7 @@ cdef object _shaped(
         fa = st.flat
         if st.exclusive is not None or not len(fa):
             return None
-        owner = _acquire(eng, _numpy_of[out_dt], n_out)
+        owner = _acquire(eng, _np_dtype(out_dt), n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(fa, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
@@ -492,7 +508,7 @@ cpdef object shaped2(
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        owner = _acquire(eng, _numpy_of[out_dt], n_out, kept)
+        owner = _acquire(eng, _np_dtype(out_dt), n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
         return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
@@ -523,7 +539,7 @@ cpdef object shapedn(
         for st in pin:
             if st.exclusive is not None:
                 return None
-        owner = _acquire(eng, _numpy_of[out_dt], n_out)
+        owner = _acquire(eng, _np_dtype(out_dt), n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(tuple([st.flat for st in pin]), flat, arg)
         return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
