@@ -362,3 +362,20 @@ def test_a_weak_proxy_of_a_tensor_still_computes() -> None:
     np.testing.assert_array_equal(tfr.add(p, a).to_numpy(), 2 * np.arange(4.0))
     np.testing.assert_array_equal(tfr.exp(p).to_numpy(), np.exp(np.arange(4.0)))
     np.testing.assert_array_equal((p * 2.0).to_numpy(), 2 * np.arange(4.0))
+
+
+def test_a_weak_reference_subclass_recycler_is_called_as_such() -> None:
+    # The finalizer reads an exact weakref.ref in C; a subclass keeps its own call.
+    pool = BufferPool(MIB)
+    calls: list[int] = []
+
+    class Counting(weakref.ref):  # type: ignore[type-arg]
+        def __call__(self) -> Any:
+            calls.append(1)
+            return super().__call__()
+
+    buf = pool.acquire(F64, 4)
+    t = Tensor._wrap((4,), tfr.DType.F64, host.HostBuffer(buf, buf, Counting(pool)))
+    del buf, t
+    assert calls == [1]
+    assert len(pool._lane) == 1

@@ -10,7 +10,10 @@ so storage/host.py can sit on it without an import cycle.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
-from cpython.weakref cimport PyWeakref_CheckRef, PyWeakref_GetObject
+from cpython.weakref cimport PyWeakref_GetObject
+
+cdef extern from "Python.h":
+    bint PyWeakref_CheckRefExact(object)
 
 
 cpdef size_t address(object flat) except? 0:
@@ -43,8 +46,10 @@ cdef class BufferFields:
         if recycler is None:
             return
         cdef object pool
-        if PyWeakref_CheckRef(recycler):
-            pool = <object>PyWeakref_GetObject(recycler)  # the C call of ``recycler()``
+        if PyWeakref_CheckRefExact(recycler):
+            # What ``recycler()`` returns, as a C call (an exact `weakref.ref`: a subclass
+            # may define its own call).
+            pool = <object>PyWeakref_GetObject(recycler)
         else:
             pool = recycler()
         if pool is None:
