@@ -3,7 +3,12 @@
 
 One engine operation on plain host tensors is, in this order:
 
-1. **pin** each operand's `HostBuffer` (one entry in `storage.host.reading`),
+1. **pin** each operand's `HostBuffer`: add one to its compiled pin count
+   (``BufferFields._pins``, storage/_fields.pyx; `HostBuffer.readers` adds it to the
+   entries of `storage.host.reading`, the general path's registry). A C increment
+   and decrement under the GIL, each one step no other thread can interleave with
+   (what the list's atomic ``append``/``remove`` gave, without a tuple, a list
+   resize and a search per call),
 2. **check for a writer** (``buf.exclusive``) *after* pinning (the mirror of
    `HostBuffer.begin_exclusive`, which sets the flag before counting pins),
 3. **acquire** an uninitialised output from the engine's pool,
@@ -30,19 +35,93 @@ baselines) stays in `storage/host.py`, measured at import with the very
 functions that read the counts later; this module reads no reference counts.
 """
 
-from tenferro.storage._fields cimport BufferFields
+from tenferro.storage._fields cimport BufferFields, ReturnLane
 
 from tenferro.dtype import _NUMPY, DType
 from tenferro.storage import host as _host
 from tenferro.storage.host import HostBuffer, shared_refusal
 from tenferro.tensor import Tensor
 from tenferro.view import TensorView
-cdef object _new = object.__new__
+
+from cpython.list cimport PyList_GET_ITEM
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.type cimport PyType_IsSubtype
+from cpython.pystate cimport PyThreadState, PyThreadState_Get
+from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
+from libc.stdint cimport uint64_t
+cimport cython
+
+cdef extern from "Python.h":
+    uint64_t PyThreadState_GetID(PyThreadState*)
+
+cdef extern from "structmember.h":
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+    int T_OBJECT_EX
+
+cdef extern from "Python.h":
+    ctypedef struct _AllocType "PyTypeObject":
+        object (*tp_alloc)(_AllocType*, Py_ssize_t)
+        object (*tp_new)(_AllocType*, object, PyObject*)
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
 # The calling thread's engine state (`engine.cpu._state`) and `default_engine`, bound
 # by engine/cpu.py (`bind_current`): it imports the modules that import this one.
 cdef object _state = None
 cdef object _default_engine = None
 cdef list _reading = _host.reading
+
+
+# ---------------------------------------------------------------------- the fields
+# `Tensor` and `TensorView` are Python classes with ``__slots__`` (their methods and
+# rules stay in Python); their fields are read and set here at the offsets their
+# slot descriptors give, the very memory ``t._shape`` reads through the descriptor,
+# without the attribute lookup (the type's method cache, the descriptor call) that
+# made a third of the per-call cost. Only for objects whose type is exactly that
+# class (every caller checks ``type(x)``, never ``x.__class__``, which an object may
+# lie about), and the offsets are checked at import.
+cdef object _member_descriptor = type(Tensor._shape)
+
+
+cdef Py_ssize_t _slot(object cls, str name) except -1:
+    """The offset of the ``__slots__`` field ``name`` of ``cls`` (own or inherited)."""
+    cdef object d = getattr(cls, name)
+    if type(d) is not _member_descriptor or d.__objclass__ not in cls.__mro__:
+        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ field")
+    if (<PyMemberDescrObject*><PyObject*>d).d_member.type != T_OBJECT_EX:
+        raise TypeError(f"{cls.__name__}.{name} is not an object slot")
+    return (<PyMemberDescrObject*><PyObject*>d).d_member.offset
+
+
+cdef Py_ssize_t _T_SHAPE = _slot(Tensor, "_shape")
+cdef Py_ssize_t _T_DTYPE = _slot(Tensor, "_dtype")
+cdef Py_ssize_t _T_ST = _slot(Tensor, "_st")
+cdef Py_ssize_t _T_MOVED = _slot(Tensor, "_moved")
+cdef Py_ssize_t _V_BASE = _slot(TensorView, "_base")
+cdef Py_ssize_t _V_DTYPE = _slot(TensorView, "_dtype")
+cdef Py_ssize_t _V_SHAPE = _slot(TensorView, "_shape")
+cdef Py_ssize_t _V_STRIDES = _slot(TensorView, "_strides")
+cdef Py_ssize_t _V_OFFSET = _slot(TensorView, "_offset")
+cdef Py_ssize_t _V_SOURCE = _slot(TensorView, "_source")
+
+
+cdef inline object _get(object obj, Py_ssize_t off):
+    # ``obj.<field>`` for the field at ``off`` (an unset slot raises, as the descriptor).
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>obj) + off))[0]
+    if p is NULL:
+        raise AttributeError(f"{type(obj).__name__} field unset")
+    return <object>p
+
+
+cdef inline void _put(object obj, Py_ssize_t off, object value):
+    # ``obj.<field> = value`` on an object this module just allocated (no old value to
+    # release that could run code; an old one is released last all the same).
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + off)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
 cdef dict _numpy_of = _NUMPY
 cdef object _BOOL = DType.BOOL
 cdef object _F64 = DType.F64
@@ -52,9 +131,40 @@ cdef object _EXACT_INT = 2**53
 cdef object _NEG_EXACT_INT = -2**53
 
 
+# The numpy dtype of the DType last asked (one entry: a loop asks for one dtype).
+cdef object _last_dt = None
+cdef object _last_np = None
+
+
+cdef inline object _np_dtype(object dt):
+    """``dtype._NUMPY[dt]``, the numpy dtype of the DType ``dt``."""
+    global _last_dt, _last_np
+    if dt is _last_dt:
+        return _last_np
+    cdef object np_dt = _numpy_of[dt]
+    _last_np = np_dt  # the value first: a reader between the stores misses, never lies
+    _last_dt = dt
+    return np_dt
+
+
+cdef inline object _alloc(object cls):
+    # `object.__new__(cls)` without its argument checks (``cls`` is a plain class with
+    # slots and no ``__new__``, `Tensor` or `TensorView`): the allocation it makes.
+    return (<_AllocType*>cls).tp_alloc(<_AllocType*>cls, 0)
+
+
+# `_alloc` allocates as `object.__new__` does, which holds only while neither class
+# adds an allocation of its own.
+for _cls in (Tensor, TensorView):
+    if _cls.__new__ is not object.__new__ or type(_cls) is not type:
+        raise ImportError(f"engine._core builds {_cls.__name__} without object.__new__")
+
+
 cdef inline object _buffer(object owner, object flat, object recycler):
-    # A `HostBuffer` built with plain stores into its C fields (storage/_fields.pxd).
-    cdef BufferFields st = BufferFields.__new__(HostBuffer)
+    # A `HostBuffer` built with plain stores into its C fields (storage/_fields.pxd):
+    # its type's own allocation (`BufferFields`'s, which sets every field to None),
+    # called directly rather than through ``BufferFields.__new__``'s Python call.
+    cdef BufferFields st = (<_AllocType*>HostBuffer).tp_new(<_AllocType*>HostBuffer, (), NULL)
     st.owner = owner
     st.flat = flat
     st.recycler = recycler
@@ -68,11 +178,11 @@ cdef inline object _buffer(object owner, object flat, object recycler):
 
 cpdef object pooled(tuple shape, object dtype, object owner, object flat, object recycler):
     """A tensor over a fully written pooled buffer (`tensor._pooled`'s fields)."""
-    cdef object t = _new(Tensor)
-    t._shape = shape
-    t._dtype = dtype
-    t._st = _buffer(owner, flat, recycler)
-    t._moved = None
+    cdef object t = _alloc(Tensor)
+    _put(t, _T_SHAPE, shape)
+    _put(t, _T_DTYPE, dtype)
+    _put(t, _T_ST, _buffer(owner, flat, recycler))
+    _put(t, _T_MOVED, None)
     return t
 
 
@@ -82,9 +192,7 @@ cdef inline object _view(
     """A `TensorView` with these fields (`TensorView._make`'s, written as plain stores):
     ``root`` is the buffer's read root, which makes the view a counted alias, or None
     for a fresh result view (`_result`)."""
-    # `object.__new__`'s allocation without its call, and the six fields stored into
-    # their slots (`_put`): ~130 ns less than a call and six attribute stores.
-    cdef object v = PyType_GenericAlloc(TensorView, 0)
+    cdef object v = _alloc(TensorView)
     _put(v, _V_BASE, root)
     _put(v, _V_DTYPE, dtype)
     _put(v, _V_SHAPE, shape)
@@ -124,7 +232,7 @@ cdef inline object _fresh_or_rooted(
     cdef object st = t._st
     cdef BufferFields f
     cdef bint fresh = False
-    if st.__class__ is HostBuffer:
+    if type(st) is HostBuffer:
         f = <BufferFields>st
         fresh = f._root is None and f._stale is None and f.exclusive is None
     # INVARIANT (`_result`'s) for a fresh buffer: the caller made ``t`` and drops it, so
@@ -142,7 +250,7 @@ cpdef object c_view(object t):
     holds the root (one counted alias).
     """
     global _row_major_strides
-    if t.__class__ is not Tensor or t._st.__class__ is not HostBuffer:
+    if type(t) is not Tensor or type(t._st) is not HostBuffer:
         return t
     cdef tuple shape = t._shape[::-1]
     if len(shape) < 2:
@@ -170,7 +278,7 @@ cpdef object permuted_view(object t, tuple axes):
 
 cpdef object c_source(object x):
     """`_c_source` of a `TensorView` ``x``; None for anything else."""
-    if x.__class__ is not TensorView:
+    if type(x) is not TensorView:
         return None
     return _c_source(x)
 
@@ -183,11 +291,15 @@ cdef object _c_source(object x):
     Such a view's elements, in row-major order, are the buffer's ``flat`` in memory
     order, so an elementwise kernel on ``flat`` computes the view's result in C order.
     """
-    cdef object src = x._source
-    if src.__class__ is not HostBuffer or x._offset != 0:
+    # ``type``, never ``__class__`` (which a proxy answers for the object behind it),
+    # before any field is read at an offset: here and wherever `_get` follows a check.
+    if type(x) is not TensorView:
         return None
-    cdef tuple shape = x._shape
-    cdef tuple strides = x._strides
+    cdef object src = _get(x, _V_SOURCE)
+    if type(src) is not HostBuffer or _get(x, _V_OFFSET) != 0:
+        return None
+    cdef tuple shape = _get(x, _V_SHAPE)
+    cdef tuple strides = _get(x, _V_STRIDES)
     cdef Py_ssize_t rank = len(shape)
     if rank < 2:
         return None
@@ -197,20 +309,55 @@ cdef object _c_source(object x):
         if <Py_ssize_t>strides[i] != acc:
             return None
         acc *= <Py_ssize_t>shape[i]
-    cdef object flat = src.flat
+    cdef object flat = (<BufferFields>src).flat
     if len(flat) != acc:
         return None
     cdef object fd = flat.dtype
-    cdef object want = _numpy_of[x._dtype]
+    cdef object want = _np_dtype(_get(x, _V_DTYPE))
     if fd is not want and fd != want:
         return None
     return src
 
 
+# An engine's `_pool` and `_recycler` (engine/_base.py's `EngineBase` slots), read at
+# their offsets (bound by `bind_current`) for every engine class derived from it.
+cdef object _EngineBase = None
+cdef Py_ssize_t _E_POOL = -1
+cdef Py_ssize_t _E_RECYCLER = -1
+
+
+cdef object _engine_type = None  # the last class found to derive from EngineBase
+
+
+cdef inline bint _is_engine(object eng):
+    global _engine_type
+    cdef object t = type(eng)
+    if t is _engine_type:
+        return True
+    if _EngineBase is not None and PyType_IsSubtype(t, <type>_EngineBase):
+        _engine_type = t
+        return True
+    return False
+
+
+cdef inline object _pool_of(object eng):
+    if _is_engine(eng):
+        return _get(eng, _E_POOL)
+    return eng._pool
+
+
+cdef inline object _recycler_of(object eng):
+    if _is_engine(eng):
+        return _get(eng, _E_RECYCLER)
+    return eng._recycler
+
+
 cdef inline object _acquire(object eng, object np_dtype, Py_ssize_t n, bint kept=False):
-    if kept:
-        return eng._pool.acquire(np_dtype, n, True)
-    return eng._pool.acquire(np_dtype, n)
+    cdef object pool = _pool_of(eng)
+    if isinstance(pool, ReturnLane):
+        # The engine's `BufferPool`: its lane's exact fit is a C call (no Python frame).
+        return (<ReturnLane>pool).acquire(np_dtype, n, kept)
+    return pool.acquire(np_dtype, n, kept)
 
 
 cdef inline void _forget(object eng, object owner) except *:
@@ -227,28 +374,28 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
 
 
 cdef object _unary(
-    object kernel, object st, tuple shape, object strides, object out_dt, object eng
+    object kernel, BufferFields st, tuple shape, object strides, object out_dt, object eng
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # The operand holds exactly n elements: the kernel writes all of flat.
         kernel(fa, flat)
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        st._pins -= 1
 
 
 cpdef object binary(object kernel, object a, object b, object out_dt, object eng):
@@ -259,31 +406,32 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
 
 
 cdef object _binary(
-    object kernel, object sa, object sb, tuple shape, object strides, object out_dt,
+    object kernel, BufferFields sa, BufferFields sb, tuple shape, object strides, object out_dt,
     object eng
 ):
-    cdef tuple pin = (sa, sb)
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    _reading.append(pin)
+    sa._pins += 1  # a pin (module docstring, step 1)
+    sb._pins += 1
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
         fa = sa.flat
         n = len(fa)
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
         kernel(fa, sb.flat, flat)
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         sa.failed_read = True
         sb.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        sa._pins -= 1
+        sb._pins -= 1
 
 
 cpdef object scalar(object kernel, object t, object value, bint first, object out_dt, object eng):
@@ -293,32 +441,32 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
 
 
 cdef object _scalar(
-    object kernel, object st, object value, bint first, tuple shape, object strides,
+    object kernel, BufferFields st, object value, bint first, tuple shape, object strides,
     object out_dt, object eng
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
     cdef Py_ssize_t n
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
         fa = st.flat
         n = len(fa)
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # The scalar broadcasts over n elements: the kernel writes all of flat.
         if first:
             kernel(value, fa, flat)
         else:
             kernel(fa, value, flat)
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        st._pins -= 1
 
 
 cpdef object shaped(
@@ -333,26 +481,26 @@ cpdef object shaped(
 
 
 cdef object _shaped(
-    object kernel, object st, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
+    object kernel, BufferFields st, tuple out_shape, Py_ssize_t n_out, object out_dt, object eng,
     object arg
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         fa = st.flat
         if st.exclusive is not None or not len(fa):
             return None
-        owner = _acquire(eng, _numpy_of[out_dt], n_out)
+        owner = _acquire(eng, _np_dtype(out_dt), n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(fa, flat, arg)
-        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+        return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        st._pins -= 1
 
 
 cpdef object shaped2(
@@ -363,26 +511,27 @@ cpdef object shaped2(
     None when either buffer is exclusively borrowed. For two-operand hot paths whose
     output is not the operands' shape (2-D matmul, small contractions). ``kept``: the
     output is a result its caller keeps (`BufferPool.acquire`'s best-fit hint)."""
-    cdef object sa = a._st
-    cdef object sb = b._st
-    cdef tuple pin = (sa, sb)
+    cdef BufferFields sa = a._st
+    cdef BufferFields sb = b._st
     cdef object flat
     cdef object owner = None  # bound before the try: _forget reads it
-    _reading.append(pin)
+    sa._pins += 1  # a pin (module docstring, step 1)
+    sb._pins += 1
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        owner = _acquire(eng, _numpy_of[out_dt], n_out, kept)
+        owner = _acquire(eng, _np_dtype(out_dt), n_out, kept)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(sa.flat, sb.flat, flat, arg)
-        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+        return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         sa.failed_read = True
         sb.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        sa._pins -= 1
+        sb._pins -= 1
 
 
 cpdef object shapedn(
@@ -393,32 +542,35 @@ cpdef object shapedn(
     into a pooled output of ``out_shape``, or None when any buffer is exclusively
     borrowed. For hot paths of three or more operands (fused expressions)."""
     cdef tuple pin = tuple([t._st for t in ts])
-    cdef object st, flat
+    cdef BufferFields st
+    cdef object flat
     cdef object owner = None  # bound before the try: _forget reads it
-    _reading.append(pin)
+    for st in pin:
+        st._pins += 1  # a pin (module docstring, step 1)
     try:
         for st in pin:
             if st.exclusive is not None:
                 return None
-        owner = _acquire(eng, _numpy_of[out_dt], n_out)
+        owner = _acquire(eng, _np_dtype(out_dt), n_out)
         flat = owner if len(owner) == n_out else owner[:n_out]
         kernel(tuple([st.flat for st in pin]), flat, arg)
-        return pooled(out_shape, out_dt, owner, flat, eng._recycler)
+        return pooled(out_shape, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
         for st in pin:
             st.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        for st in pin:
+            st._pins -= 1
 
 
-cpdef object pinned(object body, object st, tuple args):
+cpdef object pinned(object body, BufferFields st, tuple args):
     """``body(*args)`` while ``st`` is pinned, or None (``body`` not called) when ``st``
     is exclusively borrowed. For the hot paths that read an operand without one pooled
     output of their own (a scalar's value, LAPACK bodies that take their own outputs):
     the same pin, writer check, failure mark and unpin as the functions above."""
-    _reading.append(st)
+    st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
@@ -427,23 +579,66 @@ cpdef object pinned(object body, object st, tuple args):
         st.failed_read = True
         raise
     finally:
-        _reading.remove(st)
+        st._pins -= 1
 
 
 # ---------------------------------------------------------------------- namespace entries
 def bind_current(object state, object default_engine):
     """Called once by engine/cpu.py: the thread state (``state.current``: the engine of
     the innermost ``with eng:``, or None) and `default_engine` that `current` reads."""
-    global _state, _default_engine
+    global _state, _default_engine, _EngineBase, _E_POOL, _E_RECYCLER
+    current_changed()
     _state = state
     _default_engine = default_engine
+    from tenferro.engine._base import EngineBase
+    _E_POOL = _slot(EngineBase, "_pool")
+    _E_RECYCLER = _slot(EngineBase, "_recycler")
+    _EngineBase = EngineBase
+
+
+# `current`'s cache: the engine it last returned (a weak reference: the cache never
+# keeps an engine or its pool alive), the thread it returned it to (the thread state's
+# id, unique for the life of the process, so a new thread never hits a dead thread's
+# entry) and the generation of the threads' engine state it read (`current_changed`).
+# INVARIANT: every change of any thread's ``_state.current`` is followed by
+# `current_changed` (engine/cpu.py, the only writer), so an entry of the current
+# generation is the thread's engine now. One entry: threads taking turns only miss.
+cdef uint64_t _cache_tid = 0
+cdef Py_ssize_t _cache_gen = -1
+cdef object _cache_ref = None
+cdef Py_ssize_t _current_gen = 0
+
+
+def current_changed():
+    """Drop `current`'s cache: engine/cpu.py calls it after every change of a thread's
+    current engine (``with eng:`` entered or left, a thread's default engine made)."""
+    global _current_gen
+    _current_gen += 1
 
 
 cpdef object current():
     """The calling thread's current engine: ``with eng:``'s, else `default_engine()`."""
+    global _cache_tid, _cache_gen, _cache_ref
+    cdef uint64_t tid = PyThreadState_GetID(PyThreadState_Get())
+    # Read before the state: a change made meanwhile (on any thread) leaves the entry
+    # stored below stale, never wrong.
+    cdef Py_ssize_t gen = _current_gen
+    cdef PyObject* hit
+    if tid == _cache_tid and gen == _cache_gen:
+        hit = PyWeakref_GetObject(_cache_ref)
+        if hit != <PyObject*>None:
+            return <object>hit
     cdef object eng = _state.current
     if eng is None:
-        return _default_engine()
+        eng = _default_engine()
+    try:
+        ref = PyWeakref_NewRef(eng, None)
+    except TypeError:  # pragma: no cover - an engine without weak references
+        return eng
+    # No Python code runs between these stores: no thread sees half an entry.
+    _cache_ref = ref
+    _cache_tid = tid
+    _cache_gen = gen
     return eng
 
 
@@ -457,7 +652,7 @@ cpdef object current():
 cdef inline bint _weak_scalar(object value):
     """A Python float, or an int that float64 represents exactly (numpy reads it as
     the array's dtype, the standard's weak scalar)."""
-    cdef object c = value.__class__
+    cdef object c = type(value)
     if c is float:
         return True
     return c is int and _NEG_EXACT_INT <= value <= _EXACT_INT
@@ -466,20 +661,24 @@ cdef inline bint _weak_scalar(object value):
 cdef object _with_scalar(
     object kernel, object x, object value, bint first, object allowed, bint out_bool
 ):
-    cdef object dt = x._dtype
+    # ``x`` is a `Tensor` or a `TensorView` (the caller checked).
+    cdef bint tensor = type(x) is Tensor
+    cdef object dt = _get(x, _T_DTYPE if tensor else _V_DTYPE)
     if not (dt is _F64 or dt is _C64) or dt not in allowed or not _weak_scalar(value):
         return None
     cdef object out_dt = _BOOL if out_bool else dt
     cdef object st
-    if x.__class__ is Tensor:
-        st = x._st
-        if st.__class__ is not HostBuffer:
+    if tensor:
+        st = _get(x, _T_ST)
+        if type(st) is not HostBuffer:
             return None
-        return _scalar(kernel, st, value, first, x._shape, None, out_dt, current())
+        return _scalar(kernel, st, value, first, _get(x, _T_SHAPE), None, out_dt, current())
     st = _c_source(x)
     if st is None:
         return None
-    return _scalar(kernel, st, value, first, x._shape, x._strides, out_dt, current())
+    return _scalar(
+        kernel, st, value, first, _get(x, _V_SHAPE), _get(x, _V_STRIDES), out_dt, current()
+    )
 
 
 cpdef object elementwise2(object kernel, object x1, object x2, object allowed, bint out_bool):
@@ -488,33 +687,33 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
     float or exactly representable int (``first``: the scalar is the left operand).
     The engine is the calling thread's (`current`), asked only on the hot path. None
     otherwise."""
-    cdef object c1 = x1.__class__
-    cdef object c2 = x2.__class__
-    cdef object dt, sa, sb
+    cdef object c1 = type(x1)
+    cdef object c2 = type(x2)
+    cdef object dt, sa, sb, shape
     if c1 is Tensor:
         if c2 is Tensor:
-            sa = x1._st
-            sb = x2._st
-            dt = x1._dtype
+            sa = _get(x1, _T_ST)
+            sb = _get(x2, _T_ST)
+            dt = _get(x1, _T_DTYPE)
+            shape = _get(x1, _T_SHAPE)
             if (
-                sa.__class__ is HostBuffer
-                and sb.__class__ is HostBuffer
-                and dt is x2._dtype
+                type(sa) is HostBuffer
+                and type(sb) is HostBuffer
+                and dt is _get(x2, _T_DTYPE)
                 and dt in allowed
-                and x1._shape == x2._shape
+                and shape == _get(x2, _T_SHAPE)
             ):
                 # Both inputs hold exactly n elements: the kernel writes all of out.
-                return _binary(
-                    kernel, sa, sb, x1._shape, None, _BOOL if out_bool else dt, current()
-                )
+                return _binary(kernel, sa, sb, shape, None, _BOOL if out_bool else dt, current())
             return None
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
         return None
     if c1 is TensorView:
         if c2 is TensorView:
-            dt = x1._dtype
-            if dt is not x2._dtype or dt not in allowed or x1._shape != x2._shape:
+            dt = _get(x1, _V_DTYPE)
+            shape = _get(x1, _V_SHAPE)
+            if dt is not _get(x2, _V_DTYPE) or dt not in allowed or shape != _get(x2, _V_SHAPE):
                 return None
             sa = _c_source(x1)
             if sa is None:
@@ -524,7 +723,8 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
                 return None
             # Both C-ordered over all of their buffers: flat order is row-major order.
             return _binary(
-                kernel, sa, sb, x1._shape, x1._strides, _BOOL if out_bool else dt, current()
+                kernel, sa, sb, shape, _get(x1, _V_STRIDES), _BOOL if out_bool else dt,
+                current()
             )
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
@@ -537,24 +737,70 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
 cpdef object elementwise1(object kernel, object x, object allowed):
     """``kernel(a, out)`` (same dtype) for a plain host tensor or a C-ordered view of an
     ``allowed`` dtype; None otherwise (see `elementwise2`)."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef object st
     cdef object dt = None
     if c is Tensor:
-        st = x._st
-        dt = x._dtype
-        if st.__class__ is not HostBuffer or dt not in allowed:
+        st = _get(x, _T_ST)
+        dt = _get(x, _T_DTYPE)
+        if type(st) is not HostBuffer or dt not in allowed:
             return None
-        return _unary(kernel, st, x._shape, None, dt, current())
+        return _unary(kernel, st, _get(x, _T_SHAPE), None, dt, current())
     if c is TensorView:
-        dt = x._dtype
+        dt = _get(x, _V_DTYPE)
         if dt not in allowed:
             return None
         st = _c_source(x)
         if st is None:
             return None
-        return _unary(kernel, st, x._shape, x._strides, dt, current())
+        return _unary(kernel, st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current())
     return None
+
+
+# The namespace's binary and unary elementwise functions themselves
+# (`namespace._adapter.binary_function` / `unary_function` document them): compiled
+# functions (Cython's, binding like Python functions), so ``a + b``, whose operator
+# is the namespace function (`_array_methods.register`), reaches `elementwise2` with no
+# Python frame in between.
+
+def binary_entry(
+    object ufunc, object call, object allowed, bint out_bool, object general, object op,
+    object typed
+):
+    """``fn(x1, x2)``: `elementwise2` (``call``), else `broadcast2` (``ufunc``), else
+    ``general(x1, x2)``; an exception of either is raised as ``typed(ufunc, exc, op)``."""
+
+    @cython.binding(True)
+    def fn(x1, x2, /):
+        cdef object r
+        try:
+            r = elementwise2(call, x1, x2, allowed, out_bool)
+        except BaseException as exc:
+            raise typed(ufunc, exc, op) from None
+        if r is not None:
+            return r
+        try:
+            r = broadcast2(ufunc, x1, x2, allowed, out_bool, op)
+        except BaseException as exc:
+            raise typed(ufunc, exc, op) from None
+        if r is not None:
+            return r
+        return general(x1, x2)
+
+    return fn
+
+
+def unary_entry(object ufunc, object allowed, object general):
+    """``fn(x)``: `elementwise1`, else ``general(x)``."""
+
+    @cython.binding(True)
+    def fn(x, /):
+        cdef object r = elementwise1(ufunc, x, allowed)
+        if r is not None:
+            return r
+        return general(x)
+
+    return fn
 
 
 cpdef object full(object kernel, object x, object fast, object eng, object arg):
@@ -563,11 +809,11 @@ cpdef object full(object kernel, object x, object fast, object eng, object arg):
     otherwise, or for an empty or exclusively borrowed buffer. A full reduction reads
     every element in memory order, which for a C-ordered view is its row-major order
     (numpy's own order for a C-contiguous array)."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef object st
     if c is Tensor:
         st = x._st
-        if st.__class__ is not HostBuffer:
+        if type(st) is not HostBuffer:
             return None
     elif c is TensorView:
         st = _c_source(x)
@@ -643,7 +889,7 @@ cdef inline object _operand(object x, list pins, object dt):
     fresh result view so stays root-less, as `elementwise2` keeps it); any other
     view reads its root (it is a counted alias itself, as `Reads.operand` reads
     it)."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef object st, root, want, arr
     cdef tuple shape = x._shape
     cdef tuple strides
@@ -651,7 +897,7 @@ cdef inline object _operand(object x, list pins, object dt):
     cdef Py_ssize_t i, isz
     if c is Tensor:
         st = x._st
-        if st.__class__ is not HostBuffer:
+        if type(st) is not HostBuffer:
             return None
         pins.append(st)
         arr = st.flat
@@ -660,7 +906,7 @@ cdef inline object _operand(object x, list pins, object dt):
         if rank == 0:
             return arr.reshape(shape)
         return arr.reshape(shape[::-1]).T
-    if x._source.__class__ is not HostBuffer:
+    if type(x._source) is not HostBuffer:
         return None
     st = _c_source(x)
     if st is not None:
@@ -689,7 +935,7 @@ cpdef bint prefers_c(object x):
     """Does ``x`` (any operand) lay its axes out in row-major order (numpy's 'K')?
     True for a view of rank >= 2 whose first non-unit axis has a larger stride than
     its last: a C-ordered array, or a slice of one."""
-    if x.__class__ is not TensorView:
+    if type(x) is not TensorView:
         return False
     cdef tuple shape = x._shape
     cdef Py_ssize_t rank = len(shape)
@@ -723,7 +969,7 @@ cdef bint _scalar_fits(object dt, object value):
     global _int_bounds
     if dt is _F64 or dt is _C64:
         return _weak_scalar(value)
-    if value.__class__ is not int:
+    if type(value) is not int:
         return False
     if _int_bounds is None:
         import numpy
@@ -769,8 +1015,8 @@ cpdef object broadcast2(
     tensor operand's buffer is exclusively borrowed: the general path handles it.
     ``op`` names the call in the typed error a refused kernel raises (the caller
     types it; the failure policy is `_binary`'s)."""
-    cdef object c1 = x1.__class__
-    cdef object c2 = x2.__class__
+    cdef object c1 = type(x1)
+    cdef object c2 = type(x2)
     cdef object dt, d1, d2, a, b, arr
     cdef bint scalar_first = False
     cdef tuple shape, s1, s2
@@ -909,11 +1155,11 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
     exists and again after (the view holds the root, a counted alias, from the moment
     it exists; a writer that claimed the buffer meanwhile refuses it)."""
     cdef str op = "Tensor.as_view"
-    cdef bint exact = t.__class__ is Tensor
-    cdef object st = _field(t, _T_ST, "_st") if exact else t._st
+    cdef bint exact = type(t) is Tensor
+    cdef object st = _get(t, _T_ST) if exact else t._st
     cdef object root, v, holder
     cdef BufferFields f
-    if st.__class__ is HostBuffer:
+    if type(st) is HostBuffer:
         # A plain host tensor: its buffer's fields are read as C members.
         f = <BufferFields>st
         if f.exclusive is not None:
@@ -922,7 +1168,7 @@ cpdef object view_of(object t, object shape, object strides, object offset=0):
         if root is None:
             root = st.read_root()
         v = _view(
-            root, _field(t, _T_DTYPE, "_dtype") if exact else t._dtype, shape, strides, offset,
+            root, _get(t, _T_DTYPE) if exact else t._dtype, shape, strides, offset,
             st,
         )
         root = None
@@ -959,9 +1205,9 @@ cdef inline object _matrix(object x, tuple how):
     cdef int kind = how[0]
     cdef tuple dims = how[1]
     if kind == 0:
-        return (<BufferFields>_field(x, _T_ST, "_st")).flat.reshape(dims)
+        return (<BufferFields>_get(x, _T_ST)).flat.reshape(dims)
     if kind == 1:
-        return (<BufferFields>_field(x, _T_ST, "_st")).flat.reshape(dims[1], dims[0]).T
+        return (<BufferFields>_get(x, _T_ST)).flat.reshape(dims[1], dims[0]).T
     cdef object mat = _compact_matrix(x, dims, how[2], <Py_ssize_t>how[3])
     if mat is not None:
         return mat
@@ -974,18 +1220,18 @@ cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize
     dtype; else None. `_pin_operand` pinned that buffer and `dot_planned` checked it for
     a writer, so the internal array (as for a tensor operand) dies with the call: a
     reshape of ``flat`` costs a third of an ``ndarray`` built over the root."""
-    cdef object st = _field(x, _V_SOURCE, "_source")
-    if st.__class__ is not HostBuffer:
+    cdef object st = _get(x, _V_SOURCE)
+    if type(st) is not HostBuffer:
         return None
     cdef object flat = (<BufferFields>st).flat
-    cdef object want = _numpy_of[_field(x, _V_DTYPE, "_dtype")]
+    cdef object want = _numpy_of[_get(x, _V_DTYPE)]
     if flat.dtype is not want and flat.dtype != want:
         return None
     cdef Py_ssize_t rows = dims[0]
     cdef Py_ssize_t cols = dims[1]
     cdef Py_ssize_t s0 = strides[0]
     cdef Py_ssize_t s1 = strides[1]
-    cdef Py_ssize_t o = _field(x, _V_OFFSET, "_offset")
+    cdef Py_ssize_t o = _get(x, _V_OFFSET)
     cdef Py_ssize_t n = rows * cols
     cdef bint c_order = s1 == isz and (s0 == cols * isz or rows == 1)
     cdef bint f_order = s0 == isz and (s1 == rows * isz or cols == 1)
@@ -1037,21 +1283,21 @@ cdef inline bint _pin_operand(object x, list pins):
     (False, declined, when it is not plain host memory), or a fresh root-less view's
     (`_result`), read as a tensor's is; a view holding its root needs no pin."""
     cdef object st
-    cdef object c = x.__class__
+    cdef object c = type(x)
     if c is Tensor:
-        st = _field(x, _T_ST, "_st")
-        if st.__class__ is not HostBuffer:
+        st = _get(x, _T_ST)
+        if type(st) is not HostBuffer:
             return False
         pins.append(st)
         return True
     if c is not TensorView:
         return False
-    st = _field(x, _V_SOURCE, "_source")
-    if st.__class__ is HostBuffer:
+    st = _get(x, _V_SOURCE)
+    if type(st) is HostBuffer:
         # A fresh view is read on its buffer's flat; so is a view holding its root
         # where its matrix is compact (`_compact_matrix`): pinned either way.
         pins.append(st)
-    elif _field(x, _V_BASE, "_base") is None:
+    elif _get(x, _V_BASE) is None:
         return False  # pragma: no cover - a fresh result is always host memory
     return True
 
@@ -1150,88 +1396,29 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 cimport cython
 
-cdef extern from "Python.h":
-    # A ``__slots__`` entry's descriptor (CPython's structmember.h / descrobject.h).
-    ctypedef struct PyMemberDef:
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
-    int T_OBJECT_EX
-    object PyType_GenericAlloc(type t, Py_ssize_t n)
-    object PyType_GenericAlloc(type t, Py_ssize_t n)
-
-
-cdef Py_ssize_t _slot_offset(object cls, str name) except -1:
-    """The byte offset of ``cls``'s ``__slots__`` entry ``name`` in its instances."""
-    cdef object d = getattr(cls, name)
-    if type(d).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ entry")
-    if (<PyMemberDescrObject*>d).d_member.type != T_OBJECT_EX:
-        raise TypeError(f"{cls.__name__}.{name} is not an object slot")
-    return (<PyMemberDescrObject*>d).d_member.offset
-
-
-# The hot paths below read a `Tensor`'s or `TensorView`'s fields straight from their
-# slots (for an object whose class is exactly that class): a generic attribute read
-# (type lookup, descriptor call) costs ~15 ns, as much as the rest of an int index.
-cdef Py_ssize_t _V_SHAPE = _slot_offset(TensorView, "_shape")
-cdef Py_ssize_t _V_STRIDES = _slot_offset(TensorView, "_strides")
-cdef Py_ssize_t _V_OFFSET = _slot_offset(TensorView, "_offset")
-cdef Py_ssize_t _V_DTYPE = _slot_offset(TensorView, "_dtype")
-cdef Py_ssize_t _V_SOURCE = _slot_offset(TensorView, "_source")
-cdef Py_ssize_t _V_BASE = _slot_offset(TensorView, "_base")
-cdef Py_ssize_t _T_SHAPE = _slot_offset(Tensor, "_shape")
-cdef Py_ssize_t _T_ST = _slot_offset(Tensor, "_st")
-# `_view` allocates a TensorView as `object.__new__` does (`PyType_GenericAlloc`), which
-# holds only while the class adds no allocation of its own.
-if TensorView.__new__ is not object.__new__ or type(TensorView) is not type:
-    raise ImportError("engine._core builds TensorView without object.__new__'s call")
-cdef Py_ssize_t _T_DTYPE = _slot_offset(Tensor, "_dtype")
-
-
-cdef inline object _field(object o, Py_ssize_t offset, str name):
-    """The slot at ``offset`` of ``o`` (its class's, as `_slot_offset` read it); an unset
-    slot raises AttributeError as the attribute read would."""
-    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + offset))[0]
-    if p == NULL:
-        raise AttributeError(name)
-    return <object>p
-
-
-cdef inline void _put(object o, Py_ssize_t offset, object value):
-    """Store ``value`` in the slot at ``offset`` of ``o`` (a new reference; the old one,
-    if any, released), as the attribute store would."""
-    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>o) + offset)
-    Py_INCREF(value)
-    Py_XDECREF(slot[0])
-    slot[0] = <PyObject*>value
-
-
-
 cdef object _ELLIPSIS = Ellipsis
 
 
 cdef inline bint _plain_slice(object k):
     # Entries None or exact ints (`_select` refuses anything else, typed).
     cdef object part = (<slice>k).start
-    if part is not None and part.__class__ is not int:
+    if part is not None and type(part) is not int:
         return False
     part = (<slice>k).stop
-    if part is not None and part.__class__ is not int:
+    if part is not None and type(part) is not int:
         return False
     part = (<slice>k).step
     if part is None:
         return True
     # A zero step is `_select`'s refusal (PySlice_Unpack would raise its own).
-    return part.__class__ is int and part != 0
+    return type(part) is int and part != 0
 
 
 cpdef object basic_view(object x, object key):
     """``x[key]`` as a view for a plain basic key, or None (see above). Ownership as
     `_indexing.getitem`'s: a tensor is borrowed through `view_of` (refused while
     exclusively borrowed), a view derives a view holding the root."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef tuple shape, strides, items
     cdef Py_ssize_t offset, rank, n_items, n_real = 0, n_ell = 0, axis = 0, n_out = 0
     cdef Py_ssize_t i, j, dim, stride, start, stop, step, length, idx, acc
@@ -1242,9 +1429,9 @@ cpdef object basic_view(object x, object key):
     cdef Py_ssize_t out_strides[64]
     cdef object k, root, kc
     if c is Tensor:
-        if _field(x, _T_ST, "_st") is None:
+        if _get(x, _T_ST) is None:
             return None
-        shape = _field(x, _T_SHAPE, "_shape")
+        shape = _get(x, _T_SHAPE)
         rank = len(shape)
         if rank > 32:
             return None
@@ -1254,22 +1441,22 @@ cpdef object basic_view(object x, object key):
             acc *= <Py_ssize_t>shape[i]
         offset = 0
     elif c is TensorView:
-        shape = _field(x, _V_SHAPE, "_shape")
-        strides = _field(x, _V_STRIDES, "_strides")
+        shape = _get(x, _V_SHAPE)
+        strides = _get(x, _V_STRIDES)
         rank = len(shape)
         if rank > 32:
             return None
         for i in range(rank):
             in_strides[i] = <Py_ssize_t>strides[i]
-        offset = <Py_ssize_t>_field(x, _V_OFFSET, "_offset")
+        offset = <Py_ssize_t>_get(x, _V_OFFSET)
     else:
         return None
-    items = key if key.__class__ is tuple else (key,)
+    items = key if type(key) is tuple else (key,)
     n_items = len(items)
     if n_items > 32:
         return None
     for k in items:
-        kc = k.__class__
+        kc = type(k)
         if k is None:
             continue
         if k is _ELLIPSIS:
@@ -1300,7 +1487,7 @@ cpdef object basic_view(object x, object key):
         dim = <Py_ssize_t>shape[axis]
         stride = in_strides[axis]
         axis += 1
-        if k.__class__ is slice:
+        if type(k) is slice:
             if PySlice_Unpack(k, &start, &stop, &step) < 0:
                 return None  # pragma: no cover - entries are ints or None
             if step == 0:
@@ -1325,16 +1512,16 @@ cpdef object basic_view(object x, object key):
         axis += 1
     if c is Tensor:
         return view_of(x, _ints_tuple(out_shape, n_out), _ints_tuple(out_strides, n_out), offset)
-    root = _field(x, _V_BASE, "_base")
+    root = _get(x, _V_BASE)
     if root is None:
         root = x._root("TensorView._derive")
     return _view(
         root,
-        _field(x, _V_DTYPE, "_dtype"),
+        _get(x, _V_DTYPE),
         _ints_tuple(out_shape, n_out),
         _ints_tuple(out_strides, n_out),
         offset,
-        _field(x, _V_SOURCE, "_source"),
+        _get(x, _V_SOURCE),
     )
 
 
@@ -1358,7 +1545,7 @@ def getitem(x, key, /):
     `basic_view`'s: a tensor is borrowed through `view_of`, a view derives a view
     holding the root."""
     cdef object v
-    if key.__class__ is int:
+    if type(key) is int:
         v = _int_view(x, key)
     else:
         v = basic_view(x, key)
@@ -1381,17 +1568,17 @@ cdef inline tuple _ints_tuple(Py_ssize_t* vals, Py_ssize_t n):
 cdef object _int_view(object x, object key):
     """``x[key]`` for one exact int ``key`` in range on a tensor or shared view of rank
     >= 1 (axis 0 dropped), or None (the general path refuses or handles it)."""
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef tuple shape, strides
     cdef Py_ssize_t rank, dim, idx, acc, i
     cdef Py_ssize_t buf[32]
     cdef object root
     if c is Tensor:
-        if _field(x, _T_ST, "_st") is None:
+        if _get(x, _T_ST) is None:
             return None  # moved: the general path refuses it
-        shape = _field(x, _T_SHAPE, "_shape")
+        shape = _get(x, _T_SHAPE)
     elif c is TensorView:
-        shape = _field(x, _V_SHAPE, "_shape")
+        shape = _get(x, _V_SHAPE)
     else:
         return None
     rank = len(shape)
@@ -1410,17 +1597,17 @@ cdef object _int_view(object x, object key):
             buf[i - 1] = acc
             acc *= <Py_ssize_t>shape[i]
         return view_of(x, shape[1:], _ints_tuple(buf, rank - 1), idx)
-    strides = _field(x, _V_STRIDES, "_strides")
-    root = _field(x, _V_BASE, "_base")
+    strides = _get(x, _V_STRIDES)
+    root = _get(x, _V_BASE)
     if root is None:
         root = x._root("TensorView._derive")
     return _view(
         root,
-        _field(x, _V_DTYPE, "_dtype"),
+        _get(x, _V_DTYPE),
         shape[1:],
         strides[1:],
-        <Py_ssize_t>_field(x, _V_OFFSET, "_offset") + idx * <Py_ssize_t>strides[0],
-        _field(x, _V_SOURCE, "_source"),
+        <Py_ssize_t>_get(x, _V_OFFSET) + idx * <Py_ssize_t>strides[0],
+        _get(x, _V_SOURCE),
     )
 
 
@@ -1456,16 +1643,16 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
     would copy and ``may_copy``, an owner's one named, counted copy into a pooled owner
     read under the pin (`_shaped`). None for anything else (the general path)."""
     global _check_copy, _count_copy
-    cdef object c = x.__class__
+    cdef object c = type(x)
     cdef object st = None
     cdef object plan, new, new_strides, d, root, res, dt
     cdef tuple own, strides
     cdef Py_ssize_t rank, i, acc, n, nbytes
     cdef Py_ssize_t buf[32]
-    if shape.__class__ is not tuple:
+    if type(shape) is not tuple:
         return None
     for d in <tuple>shape:
-        if d.__class__ is not int:
+        if type(d) is not int:
             return None
     own = x._shape if (c is Tensor or c is TensorView) else None
     if c is Tensor:
@@ -1500,7 +1687,7 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
             x._source,
         )
     # numpy would copy: only an owner's planned copy is taken here.
-    if not may_copy or c is not Tensor or st.__class__ is not HostBuffer:
+    if not may_copy or c is not Tensor or type(st) is not HostBuffer:
         return None
     if _check_copy is None:
         from tenferro.copies import check_copy, count_copy
@@ -1554,28 +1741,28 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
     the operands refuse the fast path (`dot_planned`'s None): the caller's path
     then plans, runs or refuses. The namespace's ``@`` on small matrices is this
     one compiled call."""
-    cdef object c1 = x1.__class__
-    cdef object c2 = x2.__class__
+    cdef object c1 = type(x1)
+    cdef object c2 = type(x2)
     cdef object s1, s2, dt, dt2
     cdef tuple sh1, sh2
     if c1 is Tensor:
         s1 = None
-        sh1 = _field(x1, _T_SHAPE, "_shape")
-        dt = _field(x1, _T_DTYPE, "_dtype")
+        sh1 = _get(x1, _T_SHAPE)
+        dt = _get(x1, _T_DTYPE)
     elif c1 is TensorView:
-        s1 = _field(x1, _V_STRIDES, "_strides")
-        sh1 = _field(x1, _V_SHAPE, "_shape")
-        dt = _field(x1, _V_DTYPE, "_dtype")
+        s1 = _get(x1, _V_STRIDES)
+        sh1 = _get(x1, _V_SHAPE)
+        dt = _get(x1, _V_DTYPE)
     else:
         return None
     if c2 is Tensor:
         s2 = None
-        sh2 = _field(x2, _T_SHAPE, "_shape")
-        dt2 = _field(x2, _T_DTYPE, "_dtype")
+        sh2 = _get(x2, _T_SHAPE)
+        dt2 = _get(x2, _T_DTYPE)
     elif c2 is TensorView:
-        s2 = _field(x2, _V_STRIDES, "_strides")
-        sh2 = _field(x2, _V_SHAPE, "_shape")
-        dt2 = _field(x2, _V_DTYPE, "_dtype")
+        s2 = _get(x2, _V_STRIDES)
+        sh2 = _get(x2, _V_SHAPE)
+        dt2 = _get(x2, _V_DTYPE)
     else:
         return None
     if len(sh1) != 2 or len(sh2) != 2:

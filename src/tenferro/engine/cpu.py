@@ -17,6 +17,7 @@ from ..errors import BorrowError, RuntimeStateError, ValidationError
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._core import bind_current as _bind_current
+from ._core import current_changed as _current_changed
 from .contraction import ContractionOps
 from .elementwise import ElementwiseOps
 from .fusion import FusionOps
@@ -147,6 +148,7 @@ def default_engine() -> CpuEngine:
     eng = _state.current
     if eng is None:
         eng = _state.current = CpuEngine()
+        _current_changed()  # INVARIANT (compiled `current`'s cache): after every change
     return eng
 
 
@@ -238,6 +240,7 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         restore = self._threads_before if self._created_generation == _generation else _applied
         _state.stack.append((_state.current, restore))
         _state.current = self
+        _current_changed()
         _apply_threads(self._threads)
         return self
 
@@ -245,9 +248,11 @@ class CpuEngine(ElementwiseOps, ReductionOps, StructuralOps, ContractionOps, Fus
         stack = _state.stack
         if not stack:
             _state.current = None
+            _current_changed()
             return
         previous, restore = stack.pop()
         _state.current = previous
+        _current_changed()
         _restore_threads(restore)
 
     def __repr__(self) -> str:

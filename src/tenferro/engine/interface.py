@@ -20,6 +20,8 @@ checks it):
   protocol (`_core`); `elementwise1`, `elementwise2`: the namespace's elementwise
   hot paths, checks included (owners, and C-ordered views giving fresh C-ordered
   views); `broadcast2`: its broadcasting, promoting, strided-view one;
+  `binary_entry`, `unary_entry`: the namespace's elementwise functions themselves,
+  compiled (those steps, then the general path);
   `basic_view`: ``x[key]`` for a plain basic key (ints, slices, None, ...);
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
   namespace's plan cache); `einsum_memory_plan`, `memory_perm`: the plan in the
@@ -43,6 +45,7 @@ from ..view import TensorView
 from ._core import (
     basic_view,
     binary,
+    binary_entry,
     broadcast2,
     c_source,
     c_view,
@@ -54,6 +57,7 @@ from ._core import (
     scalar,
     shaped,
     unary,
+    unary_entry,
     view_of,
 )
 from ._core import current as _core_current
@@ -65,6 +69,7 @@ __all__ = [
     "axes_reduction",
     "basic_view",
     "binary",
+    "binary_entry",
     "broadcast2",
     "c_source",
     "c_view",
@@ -85,6 +90,7 @@ __all__ = [
     "shaped",
     "take_result",
     "unary",
+    "unary_entry",
     "view_of",
 ]
 

@@ -26,10 +26,12 @@ garbage collection that starts while the lock is held on the same thread (the
 shelves are consistent between any two steps, so such a nested call is safe).
 
 The return lane: releasing a small buffer (at most 1 MiB, and at most 1/256 of
-the cap; no lane under a 1 MiB cap) appends it to a deque without taking the
-lock (a deque append is atomic); the next `acquire` hands the newest one
-straight back when dtype and size match exactly (the steady state of a loop)
-and otherwise moves the lane to the shelves first. Every stats call drains the
+the cap; no lane under a 1 MiB cap) appends it to a list without taking the
+lock (compiled, `storage._fields.ReturnLane`: C code that calls no Python
+between reading and changing the lane is atomic under the GIL); the next
+`acquire` hands the newest one straight back when dtype and size match
+exactly (the steady state of a loop) and otherwise moves the lane to the
+shelves first. Every stats call drains the
 lane first, and a release that finds more than eight buffers waiting drains
 it. The lane's room is reserved inside the cap: the shelves are evicted down to
 ``limit - 9 * lane_bytes``, so shelves plus lane never exceed the cap (on one
@@ -44,7 +46,6 @@ import os
 import threading
 import warnings
 from bisect import bisect_right, insort
-from collections import deque
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -52,6 +53,7 @@ import numpy as np
 from ..alloc import ALLOCATION_FAILURES, out_of_memory
 from ..dtype import DType
 from ..errors import ValidationError
+from ..storage._fields import ReturnLane
 
 __all__ = [
     "DEFAULT_LIMIT_BYTES",
@@ -192,8 +194,6 @@ SLACK_MIN = 1 << 20
 _PRUNE_KEYS = 64
 #: Buffers waiting in the return lane before a release drains it under the lock.
 _LANE_MAX = 8
-#: Lock-free lane hits recorded before one is folded into the counters.
-_FOLD_HITS = 1024
 
 
 #: No return lane under this cap: its reserved room would be most of a small cap.
@@ -217,13 +217,19 @@ def _shelf_limit(limit: int, lane_bytes: int) -> int:
     return limit - (_LANE_MAX + 1) * max(lane_bytes, 0)
 
 
-class BufferPool:
+class BufferPool(ReturnLane):
     """A per-engine pool of uninitialised 1-D host buffers, best fit by capacity.
 
     Buffers are plain numpy arrays. `acquire` hands one out (its capacity may
     exceed the request); `recycle` takes one back (called by
     `HostBuffer.__del__` through a weak reference, so the pool never keeps an
     output alive and an output never keeps the pool alive).
+
+    The return lane and both calls' lane steps are compiled (`ReturnLane`,
+    storage/_fields.pyx: the engine's core and the finalizer call them with no
+    Python frame); every other step is here: `_acquire_locked` and
+    `_recycle_locked` are what `acquire` and `recycle` call when the lane does not
+    serve.
 
     ``limit_bytes`` caps what it retains (None: the environment's or the
     default); ``slack_min`` is the least the footprint budget lets live plus
@@ -238,10 +244,6 @@ class BufferPool:
         "_evicted_big",
         "_evicted_kept",
         "_high",
-        "_lane",
-        "_lane_bytes",
-        "_lane_hits",
-        "_lane_max",
         "_limit",
         "_lock",
         "_misses",
@@ -261,18 +263,15 @@ class BufferPool:
             limit_from_env() if limit_bytes is None else check_limit(limit_bytes, "BufferPool")
         )
         self._lock = threading.RLock()
-        # The return lane: small released buffers are appended here without the lock
-        # (deque appends are atomic) and moved to the shelves by the next locked
-        # call; `acquire` hands the newest one straight back when it fits exactly.
+        # The return lane (`ReturnLane._lane`, compiled): small released buffers are
+        # appended without the lock and moved to the shelves by the next locked call;
+        # `acquire` hands the newest one straight back when it fits exactly, counted
+        # in the lane's hits (`take_lane_hits`, folded into `_recycled` under the lock).
         # INVARIANT: at most about _LANE_MAX buffers of at most `_lane_bytes` each
-        # wait here, so the cap is exceeded by a bounded amount for a short time.
-        self._lane: deque[np.ndarray[Any, Any]] = deque()
+        # wait there, so the cap is exceeded by a bounded amount for a short time.
         self._lane_bytes = _lane_bytes(self._limit)
         self._lane_max = _LANE_MAX
         self._shelf_limit = _shelf_limit(self._limit, self._lane_bytes)
-        # Lane hits, one entry each, appended without the lock (list appends are
-        # atomic under the GIL) and folded into `_recycled` under the lock.
-        self._lane_hits: list[None] = []
         # One shelf per dtype, made up front, keyed by the numpy dtype object.
         self._shelves: dict[np.dtype[Any], _Shelf] = {}
         for d in DType:
@@ -299,34 +298,18 @@ class BufferPool:
         self._clears = 0
 
     # -- the two hot calls ------------------------------------------------------------
-    def acquire(self, dtype: np.dtype[Any], n: int, kept: bool = False) -> np.ndarray[Any, Any]:
-        """An uninitialised 1-D buffer of ``dtype`` with capacity >= ``n``.
-
-        The caller must write every element it uses before anyone reads them.
-        Zero-size requests never touch the pool. ``kept``: the buffer holds a
-        result its caller keeps (``EngineBase._output``: einsum, linalg and other
-        non-inlined results), so best fit stops short of
-        ``2 * n`` (see `_best_fit_locked`).
-        """
+    # `acquire(dtype, n, kept=False)`: an uninitialised 1-D buffer of ``dtype`` with
+    # capacity >= ``n``. The caller must write every element it uses before anyone
+    # reads them. Zero-size requests never touch the pool. ``kept``: the buffer holds
+    # a result its caller keeps (``EngineBase._output``: einsum, linalg and other
+    # non-inlined results), so best fit stops short of ``2 * n`` (see
+    # `_best_fit_locked`). The lane's exact fit is `ReturnLane.acquire` (compiled),
+    # the rest `_acquire_locked`.
+    def _acquire_locked(
+        self, dtype: np.dtype[Any], n: int, kept: bool = False
+    ) -> np.ndarray[Any, Any]:
+        """`acquire` when the lane has no exact fit: the shelves, under the lock."""
         if n:
-            lane = self._lane
-            if lane:
-                # Lock-free fast path: deque.pop is atomic, and a released buffer of
-                # exactly this size and dtype is handed straight back.
-                try:
-                    newest: np.ndarray[Any, Any] | None = lane.pop()
-                except IndexError:  # another thread took the last one
-                    newest = None
-                if newest is not None:
-                    if len(newest) == n and newest.dtype is dtype:
-                        hits = self._lane_hits
-                        hits.append(None)
-                        if len(hits) > _FOLD_HITS:
-                            with self._lock:
-                                self._fold_hits_locked()
-                        return newest
-                    with self._lock:
-                        self._retain_locked(newest)
             lock = self._lock
             lock.acquire()
             try:
@@ -412,24 +395,19 @@ class BufferPool:
         """Drop retained buffers, largest first, until ``nbytes`` more fit (lock held)."""
         self._trade_locked(max(self._bytes - nbytes, 0))
 
-    def recycle(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
-        """Take a released buffer back; retained only when ``aliases == 0``.
-
-        A buffer that is still aliased is refused (and counted): its memory goes
-        back to the allocator once the last alias dies. A buffer larger than the
-        cap is evicted at once; otherwise the smallest buffers across all dtypes
-        are evicted while the pool is over its cap.
-        """
+    # `recycle(owner, aliases=0)`: take a released buffer back; retained only when
+    # ``aliases == 0``. A buffer that is still aliased is refused (and counted): its
+    # memory goes back to the allocator once the last alias dies. A buffer larger
+    # than the cap is evicted at once; otherwise the smallest buffers across all
+    # dtypes are evicted while the pool is over its cap. The lane's step (an
+    # alias-free buffer of at most `_lane_bytes`) is `ReturnLane.recycle`
+    # (compiled), the rest `_recycle_locked`.
+    def _recycle_locked(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
+        """`recycle` when the lane does not take the buffer: under the lock."""
         if aliases:
             with self._lock:
                 self._refused += 1
                 self._released_locked(owner.nbytes)  # no longer the pool's to count
-            return
-        if owner.nbytes <= self._lane_bytes:
-            lane = self._lane
-            lane.append(owner)
-            if len(lane) > self._lane_max:
-                self.drain_lane()
             return
         with self._lock:
             self._drain_locked()
@@ -443,22 +421,19 @@ class BufferPool:
     # -- policy ------------------------------------------------------------------------
     def _drain_locked(self) -> None:
         """Move the return lane to the shelves, oldest first (lock held)."""
-        lane = self._lane
-        while lane:
-            try:
-                owner = lane.popleft()
-            except IndexError:  # a lock-free acquire took the last one
+        pop = self.lane_pop_oldest
+        while True:
+            # One compiled step each: a lock-free acquire may take the last one.
+            owner = pop()
+            if owner is None:
                 break
             self._retain_locked(owner)
 
     def _fold_hits_locked(self) -> None:
         """Count the lock-free lane hits as recycled buffers handed out (lock held)."""
-        hits = self._lane_hits
-        k = len(hits)
-        # INVARIANT: only the first k entries are removed; appends racing with this
-        # land after them and are folded next time.
-        del hits[:k]
-        self._recycled += k
+        # INVARIANT: one compiled step reads and zeroes the count; hits racing with
+        # this are folded next time.
+        self._recycled += self.take_lane_hits()
 
     def _retain_locked(self, owner: np.ndarray[Any, Any]) -> None:
         """Keep a released, alias-free buffer, then evict down to the cap (lock held)."""

@@ -208,6 +208,8 @@ _elementwise1 = _interface.elementwise1
 _c_source = _interface.c_source
 _elementwise2 = _interface.elementwise2
 _broadcast2 = _interface.broadcast2
+_binary_entry = _interface.binary_entry
+_unary_entry = _interface.unary_entry
 
 
 def _typed(ufunc: Any, exc: BaseException, op: str = "") -> BaseException:
@@ -252,22 +254,10 @@ def binary_function(
             return ufunc(a, b, out=out)
     else:
         call = ufunc
-
-    def fn(x1: Any, x2: Any, /) -> Any:
-        try:
-            r = _elementwise2(call, x1, x2, allowed, out_bool)
-        except BaseException as exc:
-            raise _typed(ufunc, exc, op) from None
-        if r is not None:
-            return r
-        try:
-            r = _broadcast2(ufunc, x1, x2, allowed, out_bool, op)
-        except BaseException as exc:
-            raise _typed(ufunc, exc, op) from None
-        if r is not None:
-            return r
-        return general(x1, x2)
-
+    # Compiled (`engine._core.binary_entry`): the steps above with no Python frame of
+    # their own, so an operator (``a + b`` is this function) goes straight to the core.
+    fn = _binary_entry(ufunc, call, allowed, out_bool, general, op, _typed)
+    fn.__module__ = __name__
     return fn
 
 
@@ -283,12 +273,9 @@ def unary_function(
     ``general(x)``.
     """
 
-    def fn(x: Any, /) -> Any:
-        r = _elementwise1(ufunc, x, allowed)
-        if r is not None:
-            return r
-        return general(x)
-
+    # Compiled (`engine._core.unary_entry`), as `binary_function`'s.
+    fn = _unary_entry(ufunc, allowed, general)
+    fn.__module__ = __name__
     return fn
 
 

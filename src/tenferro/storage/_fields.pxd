@@ -10,3 +10,16 @@ cdef class BufferFields:
     cdef public object _stale
     cdef public object exclusive
     cdef public object failed_read
+    # Engine reads in flight by the compiled core (engine/_core.pyx): see `readers`.
+    cdef Py_ssize_t _pins
+
+
+cdef class ReturnLane:
+    cdef readonly list _lane
+    cdef public Py_ssize_t _lane_bytes
+    cdef public Py_ssize_t _lane_max
+    cdef Py_ssize_t _lane_hits
+    cpdef object acquire(self, object dtype, Py_ssize_t n, bint kept=*)
+    cpdef recycle(self, object owner, Py_ssize_t aliases=*)
+    cpdef Py_ssize_t take_lane_hits(self)
+    cpdef object lane_pop_oldest(self)

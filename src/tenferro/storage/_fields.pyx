@@ -10,6 +10,10 @@ so storage/host.py can sit on it without an import cycle.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.weakref cimport PyWeakref_GetObject
+
+cdef extern from "Python.h":
+    bint PyWeakref_CheckRefExact(object)
 
 
 cpdef size_t address(object flat) except? 0:
@@ -27,6 +31,12 @@ cdef class BufferFields:
     """The fields of a `HostBuffer` (documented there). A new instance has every field
     None; `HostBuffer.__init__` and `engine._core` set them all."""
 
+    @property
+    def core_pins(self):
+        """Engine reads of this buffer in flight in the compiled core (engine/_core.pyx),
+        on every thread: `HostBuffer.readers` adds the general path's pins to it."""
+        return self._pins
+
     def __del__(self):
         # The hot path of every dropped engine output: a buffer with a live recycler
         # that never had a root or a stale write root (so it cannot have an alias) and
@@ -35,10 +45,90 @@ cdef class BufferFields:
         cdef object recycler = self.recycler
         if recycler is None:
             return
-        cdef object pool = recycler()
+        cdef object pool
+        if PyWeakref_CheckRefExact(recycler):
+            # What ``recycler()`` returns, as a C call (an exact `weakref.ref`: a subclass
+            # may define its own call).
+            pool = <object>PyWeakref_GetObject(recycler)
+        else:
+            pool = recycler()
         if pool is None:
             return  # the engine is gone: the buffer is simply freed
         if self.failed_read or self._root is not None or self._stale is not None:
             self._release(recycler, pool)
             return
-        pool.recycle(self.owner, 0)
+        if isinstance(pool, ReturnLane):
+            # A C call, no Python frame: the engine's pool (its lane takes the buffer).
+            (<ReturnLane>pool).recycle(self.owner, 0)
+        else:
+            pool.recycle(self.owner, 0)
+
+
+cdef class ReturnLane:
+    """The lock-free hand-out and return lanes of a recycler, compiled.
+
+    `engine.pool.BufferPool` derives from it; the policy (the lane's byte bound, its
+    drain, the shelves behind it) is documented and kept there. Here are only the two
+    hot calls and the lane itself, as C code that runs with the GIL held and calls no
+    Python code between reading and changing the lane, so every step is atomic with
+    respect to other threads without a lock (what the ``deque`` and the list of hits
+    gave before, minus their Python frames):
+
+    * `acquire` hands out the newest waiting buffer when its dtype and size match the
+      request exactly (counted in ``_lane_hits``), else calls the subclass's
+      ``_acquire_locked`` (the shelves, under the pool's lock);
+    * `recycle` appends an alias-free released buffer of at most ``_lane_bytes`` to
+      the lane (draining it through the subclass's ``drain_lane`` once it holds more
+      than ``_lane_max``), else calls the subclass's ``_recycle_locked``.
+
+    Both are ``cpdef``: the compiled core (engine/_core.pyx) and the finalizer
+    (`BufferFields.__del__`) call them at C level, and a subclass or a test that
+    replaces them in Python is still called instead.
+    """
+
+    def __cinit__(self):
+        self._lane = []
+        self._lane_bytes = -1
+        self._lane_max = 8
+        self._lane_hits = 0
+
+    cpdef object acquire(self, object dtype, Py_ssize_t n, bint kept=False):
+        """An uninitialised 1-D buffer of ``dtype`` with capacity >= ``n`` (the
+        subclass documents the policy)."""
+        cdef list lane = self._lane
+        cdef Py_ssize_t k = len(lane)
+        cdef object newest
+        if n > 0 and k:
+            newest = lane[k - 1]
+            # INVARIANT: nothing between this read and the pop below runs Python code
+            # (len() and .dtype of an ndarray are C), so no other thread can take it.
+            if len(newest) == n and newest.dtype is dtype:
+                del lane[k - 1]
+                self._lane_hits += 1
+                return newest
+        return self._acquire_locked(dtype, n, kept)
+
+    cpdef recycle(self, object owner, Py_ssize_t aliases=0):
+        """Take a released buffer back; retained only when ``aliases == 0`` (the
+        subclass documents the policy)."""
+        cdef list lane
+        if not aliases and owner.nbytes <= self._lane_bytes:
+            lane = self._lane
+            lane.append(owner)
+            if len(lane) > self._lane_max:
+                self.drain_lane()
+            return
+        self._recycle_locked(owner, aliases)
+
+    cpdef Py_ssize_t take_lane_hits(self):
+        """The lane hits since the last call, and zero them (one atomic step)."""
+        cdef Py_ssize_t k = self._lane_hits
+        self._lane_hits = 0
+        return k
+
+    cpdef object lane_pop_oldest(self):
+        """The oldest waiting buffer, removed from the lane; None when it is empty."""
+        cdef list lane = self._lane
+        if not lane:
+            return None
+        return lane.pop(0)

@@ -37,13 +37,15 @@ _getweakrefcount = weakref.getweakrefcount
 # `_refuse_if_aliased` may run another buffer's `__del__` on this thread.
 _lock = threading.RLock()
 
-#: Engine reads in flight, in every thread: one entry per pin, a `HostBuffer` or
-#: a tuple of them (the hot paths pin both operands with one tuple). Kernels read
-#: ``HostBuffer.flat`` directly, without an alias, so this is how writers and
-#: moves learn that a buffer is being read (`HostBuffer.readers`). Pins are
-#: single ``append``/``remove`` calls, atomic under the GIL (an int's ``+= 1`` is
-#: not: two threads could lose an update), and one registry costs an engine
-#: output nothing: only the operations that read pay, about 50 ns each.
+#: Engine reads in flight on the general path (`engine._base.Reads`), in every
+#: thread: one entry per pin, a `HostBuffer` or a tuple of them. Kernels read
+#: ``HostBuffer.flat`` directly, without an alias, so this and the compiled core's
+#: per-buffer count (``BufferFields.core_pins``, C increments that are atomic under
+#: the GIL) are how writers and moves learn that a buffer is being read
+#: (`HostBuffer.readers`). Pins here are single ``append``/``remove`` calls, atomic
+#: under the GIL (an int's ``+= 1`` in Python is not: two threads could lose an
+#: update), and neither costs an engine output anything: only the operations that
+#: read pay.
 reading: list[Any] = []
 
 
@@ -168,7 +170,8 @@ class HostBuffer(BufferFields):
         INVARIANT (the mirror of `begin_exclusive`'s): a reader pins *before* it
         checks ``exclusive``, and a writer sets ``exclusive`` *before* it counts
         pins, so either the writer sees the pin (and is refused, IN_USE) or the
-        reader sees the flag (and is refused). The engine's hot paths inline this.
+        reader sees the flag (and is refused). The compiled core pins with its own
+        count (`core_pins`) under the same invariant.
         """
         reading.append(self)
 
@@ -181,10 +184,11 @@ class HostBuffer(BufferFields):
         self.failed_read = True
 
     def readers(self) -> int:
-        """Engine operations reading this buffer now (pins held)."""
+        """Engine operations reading this buffer now (pins held): the compiled core's
+        (`core_pins`) and the general path's (`reading`)."""
+        n = self.core_pins
         if not reading:
-            return 0
-        n = 0
+            return n
         # One atomic copy: other threads may pin and unpin while we count.
         for entry in reading[:]:
             if entry is self:
