@@ -112,10 +112,11 @@ def register(autoray: Any) -> None:
     # autoray's convention for every backend: ``do("linalg.svd", x)`` is the thin
     # SVD (quimb's truncations rely on it); the standard's default is full.
     autoray.register_function("tenferro", "linalg.svd", wrapper=_thin_svd)
-    from . import _autoray_linalg, _autoray_numpy
+    from . import _autoray_linalg, _autoray_numpy, _autoray_quimb
 
     _autoray_linalg.register(autoray)
     _autoray_numpy.register(autoray)
+    _autoray_quimb.register(autoray)
 
 
 class _Hook(importlib.abc.MetaPathFinder):
