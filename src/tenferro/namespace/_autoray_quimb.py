@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.interface import current, pinned, shaped
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
@@ -98,16 +99,18 @@ def _composed(name: str) -> Any:
     return getattr(decomp, name)._default_fn
 
 
+_linalg_module: Any = None
+
+
 def _linalg() -> Any:
-    from .. import linalg
+    # tenferro.linalg imports the namespace: looked up at the first call (the module,
+    # so `tenferro.autodiff`'s wrappers of its functions are the ones called).
+    global _linalg_module
+    if _linalg_module is None:
+        from .. import linalg
 
-    return linalg
-
-
-def _engine() -> Any:
-    from ..engine.interface import current, pinned, shaped
-
-    return current, pinned, shaped
+        _linalg_module = linalg
+    return _linalg_module
 
 
 def _lookup(table: dict[Any, Any], key: Any) -> Any:
@@ -212,6 +215,16 @@ def _phases(fr: Array, rows: int, k: int) -> Array:
     return ph
 
 
+def _phase_r_kernel(fa: Array, out: Array, arg: Any) -> None:
+    # out: the (p, q) owner of R (or of its transpose, `flipped`) with its rows (its
+    # columns) times the phases of its diagonal, every element written; the phases
+    # are handed back in `held` for Q's call.
+    p, q, flipped, k, held = arg
+    ph = _phases(fa, p, k)
+    held.append(ph)
+    _phase_kernel(fa, out, (p, q, flipped, ph))
+
+
 def _phase_kernel(fa: Array, out: Array, arg: Any) -> None:
     # out: the (p, q) owner fa times the phases along its columns (`axis`) or rows:
     # every element written.
@@ -221,7 +234,7 @@ def _phase_kernel(fa: Array, out: Array, arg: Any) -> None:
 
 
 # ---------------------------------------------------------------------- svd_truncated
-def _absorbed(shaped: Any, eng: Any, f: tuple[Tensor, bool], n: int, left: bool, w: Array) -> Any:
+def _absorbed(eng: Any, f: tuple[Tensor, bool], n: int, left: bool, w: Array) -> Any:
     """U[:, :n] * w (``left``) or w[:, None] * VH[:n], in a new pooled result in the
     factor's memory order (one compiled engine call)."""
     t, flipped = f
@@ -245,16 +258,15 @@ def _absorbed(shaped: Any, eng: Any, f: tuple[Tensor, bool], n: int, left: bool,
 def _svd_body(
     flat: Array,
     s: Tensor,
-    uf: tuple[Tensor, bool],
-    vf: tuple[Tensor, bool],
+    uf: tuple[Tensor, bool] | None,
+    vf: tuple[Tensor, bool] | None,
     form: tuple[int, bool, int],
     opts: tuple[Any, ...],
-) -> tuple[int, Any, Any, Any, Any]:
+) -> tuple[int, Any, Any, Any, Any] | None:
     """Run while the singular values ``flat`` are pinned: the plan, then each factor
     that absorbs them (`_absorbed`, reading the kept values in place) and the
-    renormalised values. ``(n, left, values, right, error)``; None for a factor the
-    caller slices itself."""
-    current, _, shaped = _engine()
+    renormalised values. ``(n, left, values, right, error)``, None for a factor the
+    caller slices itself; None when an operand was exclusively borrowed."""
     k = s._shape[0]
     n, norm, error = _svd_plan(flat, k, *opts)
     eng = current()
@@ -264,12 +276,18 @@ def _svd_body(
     w = flat[:n] if norm is None else flat[:n] * norm
     wsq = np.sqrt(w) if _TIMES_SQRT in (lform, rform) else w
     left = right = vals = None
-    if lform >= _TIMES_S:
-        left = _absorbed(shaped, eng, uf, n, True, w if lform == _TIMES_S else wsq)
-    if rform >= _TIMES_S:
-        right = _absorbed(shaped, eng, vf, n, False, w if rform == _TIMES_S else wsq)
+    if uf is not None:
+        left = _absorbed(eng, uf, n, True, w if lform == _TIMES_S else wsq)
+        if left is None:
+            return None
+    if vf is not None:
+        right = _absorbed(eng, vf, n, False, w if rform == _TIMES_S else wsq)
+        if right is None:
+            return None
     if s_out and norm is not None:
         vals = shaped(_values_kernel, s, (n,), n, s._dtype, eng, norm)
+        if vals is None:
+            return None
     return n, left, vals, right, error
 
 
@@ -305,10 +323,19 @@ def svd_truncated(
         or 0 in x._shape
     ):
         u, s, vh = _linalg().svd(x, full_matrices=False)
+    ok = s.__class__ is Tensor and s._st.__class__ is HostBuffer
     uf = vf = None
-    if s is not None:
-        uf, vf = _operand(u), _operand(vh)
-    if uf is None or vf is None or s.__class__ is not Tensor or s._st.__class__ is not HostBuffer:
+    if ok:
+        assert form is not None
+        # The owners of the factors that absorb the values (taking a fresh result's
+        # owner roots it: only where needed).
+        if form[0] >= _TIMES_S:
+            uf = _operand(u)
+            ok = uf is not None
+        if form[2] >= _TIMES_S:
+            vf = _operand(vh)
+            ok = ok and vf is not None
+    if not ok:
         # A batch, extra options, a tracer, an unknown code, an empty matrix (or results
         # not in the forms tenferro.linalg gives): quimb's composed function.
         return _composed("svd_truncated")(  # type: ignore[no-any-return]
@@ -318,12 +345,13 @@ def svd_truncated(
     if info is not None and len(info) == 0:
         info["error"] = None  # an empty dict asks for every extra (quimb's rule)
     want_error = info is not None and "error" in info
-    _, pinned, _ = _engine()
     st = s._st
     got = pinned(
         _svd_body, st, (st.flat, s, uf, vf, form, (cutoff, mode, max_bond, renorm, want_error))
     )
-    if got is None:  # exclusively borrowed meanwhile (never, for a fresh result)
+    if got is None:
+        # An operand was exclusively borrowed meanwhile (never, for fresh results,
+        # which nothing else sees): the composed function.
         return _composed("svd_truncated")(  # type: ignore[no-any-return]
             x, cutoff, cutoff_mode, max_bond, absorb, renorm, info
         )
@@ -347,6 +375,53 @@ def _phase_body(flat: Array, rows: int, k: int) -> Array:
     return _phases(flat, rows, k)
 
 
+def _stabilized(q: Any, r: Any, want_q: bool, want_r: bool) -> tuple[Any, Any] | None:
+    """Q and R with the phases of R's diagonal moved from R into Q, each a new pooled
+    result in its memory order (one compiled engine call each; R's computes the
+    phases, Q's reads them); None when they are not in `tenferro.linalg`'s forms or
+    an operand was exclusively borrowed."""
+    rf = _operand(r)
+    qf = _operand(q) if want_q else None
+    if rf is None or (want_q and qf is None):
+        return None
+    eng = current()
+    rt, r_flipped = rf
+    rp, rq = rt._shape
+    k = min(rp, rq)
+    held: list[Array] = []
+    if want_r:
+        # R's rows (its owner's columns when flipped) take the phases.
+        got = shaped(
+            _phase_r_kernel, rt, (rp, rq), rp * rq, rt._dtype, eng, (rp, rq, r_flipped, k, held)
+        )
+        if got is None:
+            return None
+        r = _result(got, r_flipped)
+    else:
+        st = rt._st
+        ph = pinned(_phase_body, st, (st.flat, rp, k))
+        if ph is None:
+            return None
+        held.append(ph)
+    if qf is not None:
+        qt, q_flipped = qf
+        qp, qq = qt._shape
+        # Q's columns (its owner's rows when flipped) take the conjugate phases.
+        got = shaped(
+            _phase_kernel,
+            qt,
+            (qp, qq),
+            qp * qq,
+            qt._dtype,
+            eng,
+            (qp, qq, not q_flipped, np.conj(held[0])),
+        )
+        if got is None:
+            return None
+        q = _result(got, q_flipped)
+    return q, r
+
+
 def qr_stabilized(
     x: Any, absorb: Any = 1, stabilized: bool = True, **kwargs: Any
 ) -> tuple[Any, None, Any]:
@@ -358,7 +433,8 @@ def qr_stabilized(
     Ownership: **borrows** ``x``; results are new pooled tensors, or views of them.
     """
     qform = _lookup(_QR_FORMS, absorb)
-    q = r = qf = rf = None
+    q: Any = None
+    r: Any = None
     if not (
         kwargs
         or qform is None
@@ -368,49 +444,19 @@ def qr_stabilized(
     ):
         assert qform is not None
         q, r = _linalg().qr(x.mT if qform[0] else x)
-        qf, rf = _operand(q), _operand(r)
-    if qf is None or rf is None:
+    if q is None or r is None:
         return _composed("qr_stabilized")(  # type: ignore[no-any-return]
             x, absorb=absorb, stabilized=stabilized, **kwargs
         )
     assert qform is not None
     transposed, want_q, want_r = qform
     if stabilized:
-        current, pinned, shaped = _engine()
-        eng = current()
-        rt, r_flipped = rf
-        rp, rq = rt._shape
-        st = rt._st
-        # R's diagonal is its owner's either way; the phases are a new array.
-        ph = pinned(_phase_body, st, (st.flat, rp, min(rp, rq)))
-        if ph is None:  # exclusively borrowed meanwhile: the composed function
+        got = _stabilized(q, r, want_q, want_r)
+        if got is None:  # not in linalg's forms, or borrowed meanwhile (never)
             return _composed("qr_stabilized")(  # type: ignore[no-any-return]
                 x, absorb=absorb, stabilized=stabilized
             )
-        if want_q:
-            qt, q_flipped = qf
-            qp, qq = qt._shape
-            # Q's columns (its owner's rows when flipped) take the conjugate phases.
-            got = shaped(
-                _phase_kernel,
-                qt,
-                (qp, qq),
-                qp * qq,
-                qt._dtype,
-                eng,
-                (qp, qq, not q_flipped, np.conj(ph)),
-            )
-            q = None if got is None else _result(got, q_flipped)
-        if want_r:
-            # R's rows (its owner's columns when flipped) take the phases.
-            got = shaped(
-                _phase_kernel, rt, (rp, rq), rp * rq, rt._dtype, eng, (rp, rq, r_flipped, ph)
-            )
-            r = None if got is None else _result(got, r_flipped)
-        if (want_q and q is None) or (want_r and r is None):
-            return _composed("qr_stabilized")(  # type: ignore[no-any-return]
-                x, absorb=absorb, stabilized=stabilized
-            )
+        q, r = got
     left = q if want_q else None
     right = r if want_r else None
     if transposed:
