@@ -35,7 +35,7 @@ CUTOFF_MODES = [1, 2, 3, 4, 5, 6, "abs", "rel", "sum2", "rsum2", "sum1", "rsum1"
 QR_ABSORBS = [1, "U,sVH", "right", 10, "U", "lorthog", 11, "sVH", "rfactor",
               -1, "Us,VH", "left", -11, "VH", "rorthog", -10, "Us", "lfactor"]  # fmt: skip
 DTYPES = [np.float64, np.complex128, np.float32]
-LAYOUTS = ["C view", "F owner", "strided view"]
+LAYOUTS = ["C view", "F owner", "F view", "strided view"]
 SHAPES = [(9, 6), (6, 9), (7, 7)]
 
 
@@ -61,6 +61,9 @@ def _tenferro(a: np.ndarray[Any, Any], layout: str) -> Any:
         return tfr.asarray(np.ascontiguousarray(a))
     if layout == "F owner":
         return tfr.asarray(np.asfortranarray(a))
+    if layout == "F view":
+        # The transpose of a C-ordered view: column-major over its whole buffer.
+        return tfr.asarray(np.ascontiguousarray(a.T)).mT
     # A C-ordered view that starts inside its buffer: neither a whole C- nor F-ordered one.
     big = np.zeros((a.shape[0] + 1, a.shape[1]), dtype=a.dtype)
     big[1:] = a
