@@ -5,7 +5,8 @@ defaults read attributes a `DType` spells differently (``dtype.name`` is
 ``"F64"``, the standard's name is ``dtype.value``, ``"float64"``) or call a
 numpy-only method (``x.astype``); quimb's composed ``sgn`` mixes bool and float
 arrays; and autoray's ``linalg.svd`` is thin for every backend. They are
-registered for the ``tenferro`` backend when autoray is loaded: at once if it
+registered, with the adapters of `_autoray_linalg` and `_autoray_numpy` and
+tenferro's versions of quimb's split kernels (`_autoray_quimb`), for the ``tenferro`` backend when autoray is loaded: at once if it
 already is, otherwise when it is first imported (a one-shot import hook), so
 importing tenferro never imports autoray.
 """
