@@ -6,9 +6,10 @@ defaults read attributes a `DType` spells differently (``dtype.name`` is
 numpy-only method (``x.astype``); quimb's composed ``sgn`` mixes bool and float
 arrays; and autoray's ``linalg.svd`` is thin for every backend. They are
 registered, with the adapters of `_autoray_linalg` and `_autoray_numpy` and
-tenferro's versions of quimb's split kernels (`_autoray_quimb`), for the ``tenferro`` backend when autoray is loaded: at once if it
-already is, otherwise when it is first imported (a one-shot import hook), so
-importing tenferro never imports autoray.
+tenferro's versions of quimb's split kernels (`_autoray_quimb`), for the
+``tenferro`` backend when autoray is loaded: at once if it already is, otherwise
+when it is first imported (a one-shot import hook), so importing tenferro never
+imports autoray.
 """
 
 from __future__ import annotations
