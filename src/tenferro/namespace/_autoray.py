@@ -5,9 +5,11 @@ defaults read attributes a `DType` spells differently (``dtype.name`` is
 ``"F64"``, the standard's name is ``dtype.value``, ``"float64"``) or call a
 numpy-only method (``x.astype``); quimb's composed ``sgn`` mixes bool and float
 arrays; and autoray's ``linalg.svd`` is thin for every backend. They are
-registered for the ``tenferro`` backend when autoray is loaded: at once if it
-already is, otherwise when it is first imported (a one-shot import hook), so
-importing tenferro never imports autoray.
+registered, with the adapters of `_autoray_linalg` and `_autoray_numpy` and
+tenferro's versions of quimb's split kernels (`_autoray_quimb`), for the
+``tenferro`` backend when autoray is loaded: at once if it already is, otherwise
+when it is first imported (a one-shot import hook), so importing tenferro never
+imports autoray.
 """
 
 from __future__ import annotations
@@ -112,10 +114,11 @@ def register(autoray: Any) -> None:
     # autoray's convention for every backend: ``do("linalg.svd", x)`` is the thin
     # SVD (quimb's truncations rely on it); the standard's default is full.
     autoray.register_function("tenferro", "linalg.svd", wrapper=_thin_svd)
-    from . import _autoray_linalg, _autoray_numpy
+    from . import _autoray_linalg, _autoray_numpy, _autoray_quimb
 
     _autoray_linalg.register(autoray)
     _autoray_numpy.register(autoray)
+    _autoray_quimb.register(autoray)
 
 
 class _Hook(importlib.abc.MetaPathFinder):
