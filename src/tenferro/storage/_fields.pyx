@@ -10,10 +10,36 @@ so storage/host.py can sit on it without an import cycle.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_GetObject
 
 cdef extern from "Python.h":
     bint PyWeakref_CheckRefExact(object)
+    # The reference count of an object the caller does not own a reference to (a
+    # field read as a borrowed pointer): no temporary reference is counted.
+    Py_ssize_t _refcnt "Py_REFCNT"(PyObject*)
+
+cdef extern from *:
+    """
+    /* 1 when ``o`` has a weak reference, 0 when it has none, -1 when its type keeps
+       its weak references where this cannot read them (the caller then asks Python,
+       `weakref.getweakrefcount`). A type with a weak-reference list slot
+       (``tp_weaklistoffset > 0``, an ndarray's) keeps there the head of the list of
+       the weak references to it, NULL exactly when there is none (a weak reference
+       leaves the list when it dies or is cleared). */
+    static int tenferro_has_weakrefs(PyObject *o) {
+        Py_ssize_t off = Py_TYPE(o)->tp_weaklistoffset;
+    #ifdef Py_TPFLAGS_MANAGED_WEAKREF
+        if (PyType_HasFeature(Py_TYPE(o), Py_TPFLAGS_MANAGED_WEAKREF)) return -1;
+    #endif
+        if (off <= 0) return -1;
+        return *(PyObject **)((char *)o + off) != NULL;
+    }
+    """
+    int tenferro_has_weakrefs(PyObject*)
+
+#: The count the finalizer reads for a root only its field holds (measured below).
+cdef Py_ssize_t _ROOT_ALONE
 
 
 cpdef size_t address(object flat) except? 0:
@@ -38,10 +64,13 @@ cdef class BufferFields:
         return self._pins
 
     def __del__(self):
-        # The hot path of every dropped engine output: a buffer with a live recycler
-        # that never had a root or a stale write root (so it cannot have an alias) and
-        # that no failed call read goes straight back. Everything else, alias counting
-        # included, is `HostBuffer._release` (storage/host.py), one implementation.
+        # The hot path of every dropped engine output, and of a dropped result that a
+        # slice, reshape or host_data() gave a read root: a buffer with a live
+        # recycler, no stale write root, and either no root or a root that nothing
+        # else holds and no weak reference can revive, goes straight back. A buffer
+        # that a failed call read asks `HostBuffer._forget_if_held_elsewhere` first;
+        # aliases, weak references to the root and stale write roots are
+        # `HostBuffer._release` (storage/host.py). One implementation each.
         cdef object recycler = self.recycler
         if recycler is None:
             return
@@ -54,14 +83,62 @@ cdef class BufferFields:
             pool = recycler()
         if pool is None:
             return  # the engine is gone: the buffer is simply freed
-        if self.failed_read or self._root is not None or self._stale is not None:
+        if self.failed_read and self._forget_if_held_elsewhere(pool):
+            return
+        if self._stale is not None:
             self._release(recycler, pool)
             return
+        # A borrowed read of the field: no reference is taken, so the count is the
+        # root's holders exactly (`root_alone` is this very read's count for an object
+        # only the field holds, measured at import).
+        cdef PyObject* root = <PyObject*>self._root
+        if root != <PyObject*>None:
+            # INVARIANT: every alias of the memory is a view whose base is the root
+            # (tenferro.borrow), so a root held by its field alone has no alias, and
+            # one with no weak reference cannot be revived (by another thread through
+            # a handed-out array's ``.base``) once that count is read: nothing runs
+            # Python code between the read and the drop below.
+            if _refcnt(root) > _ROOT_ALONE or tenferro_has_weakrefs(root) != 0:
+                self._release(recycler, pool)
+                return
+            self._root = None  # the root, and its holder, die here
         if isinstance(pool, ReturnLane):
             # A C call, no Python frame: the engine's pool (its lane takes the buffer).
             (<ReturnLane>pool).recycle(self.owner, 0)
         else:
             pool.recycle(self.owner, 0)
+
+
+cdef inline Py_ssize_t _root_refs(BufferFields fields):
+    # Exactly the read `__del__` makes (a borrowed pointer to the field's object).
+    return _refcnt(<PyObject*>fields._root)
+
+
+cdef Py_ssize_t _calibrate_root_alone():
+    # The count `__del__` reads for a root that only its field holds: measured, not
+    # assumed, the way storage/host.py measures its Python counters' baselines.
+    cdef BufferFields probe = BufferFields()
+    probe._root = bytearray(1)  # a fresh object; nothing else names it
+    return _root_refs(probe)
+
+
+_ROOT_ALONE = _calibrate_root_alone()
+
+
+def root_alone_refs():
+    """The reference count the finalizer's C read sees for a root that only the
+    buffer holds (no alias); more means an alias is alive."""
+    return _ROOT_ALONE
+
+
+def root_refs(BufferFields fields):
+    """The finalizer's own read of ``fields._root``'s reference count (tests)."""
+    return _root_refs(fields)
+
+
+def has_weakrefs(object obj):
+    """The finalizer's own weak-reference test: 1, 0, or -1 (ask Python) (tests)."""
+    return tenferro_has_weakrefs(<PyObject*>obj)
 
 
 cdef class ReturnLane:
