@@ -9,6 +9,7 @@ field) and the finalizer's hot path. This module imports nothing of tenferro,
 so storage/host.py can sit on it without an import cycle.
 """
 
+cimport numpy as cnp
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_GetObject
@@ -37,6 +38,16 @@ cdef extern from *:
     }
     """
     int tenferro_has_weakrefs(PyObject*)
+
+cnp.import_array()
+
+
+cdef inline Py_ssize_t _nbytes(object a) except -1:
+    # ``a.nbytes`` without building an int, for an ndarray (every pooled buffer).
+    if cnp.PyArray_Check(a):
+        return cnp.PyArray_NBYTES(<cnp.ndarray>a)
+    return a.nbytes
+
 
 #: The count the finalizer reads for a root only its field holds (measured below).
 cdef Py_ssize_t _ROOT_ALONE
@@ -219,8 +230,13 @@ cdef class ReturnLane:
         if k:
             newest = lane[k - 1]
             # INVARIANT: nothing between this read and the pop below runs Python code
-            # (len() and .dtype of an ndarray are C), so no other thread can take it.
-            if len(newest) == n and newest.dtype is dtype:
+            # (numpy's C accessors), so no other thread can take it. `recycle`
+            # appends only 1-D ndarrays.
+            if (
+                cnp.PyArray_Check(newest)
+                and cnp.PyArray_DIM(<cnp.ndarray>newest, 0) == n
+                and <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>newest) == <PyObject*>dtype
+            ):
                 del lane[k - 1]
                 self._lane_hits += 1
                 return newest
@@ -241,7 +257,7 @@ cdef class ReturnLane:
                 return (<list>stack).pop()
             owner = self._best_fit(shelf, n, kept)
             if owner is not None:
-                self._out += owner.nbytes
+                self._out += _nbytes(owner)
                 return owner
         finally:
             lock.release()
@@ -293,7 +309,9 @@ cdef class ReturnLane:
         if aliases:
             self._refuse(owner, aliases)
             return
-        if owner.nbytes <= self._lane_bytes:
+        if cnp.PyArray_Check(owner) and cnp.PyArray_NDIM(<cnp.ndarray>owner) == 1 and (
+            cnp.PyArray_NBYTES(<cnp.ndarray>owner) <= self._lane_bytes
+        ):
             lane = self._lane
             lane.append(owner)
             if len(lane) > self._lane_max:
@@ -340,7 +358,10 @@ cdef class ReturnLane:
         cdef Py_ssize_t n = len(owner)
         if not n:
             return 0  # zero-size buffers are never retained
-        cdef object shelf = self._shelves.get(owner.dtype)
+        cdef object shelf = self._shelves.get(
+            <object>cnp.PyArray_DESCR(<cnp.ndarray>owner) if cnp.PyArray_Check(owner)
+            else owner.dtype
+        )
         if shelf is None:
             return 0  # not a dtype this pool hands out
         cdef Py_ssize_t nbytes = n * <Py_ssize_t>(<tuple>shelf)[2]
