@@ -1,9 +1,10 @@
 """The compiled extensions (docs/internals.md, "The compiled core").
 
 Everything else about the package is declared in pyproject.toml; this file exists
-only because one extension (tenferro/_roots.pyx) compiles against numpy's C API,
-whose header directory is known only at build time (``numpy.get_include()``), which
-pyproject.toml's static ``ext-modules`` table cannot express.
+only because two extensions (tenferro/_roots.pyx, tenferro/storage/_fields.pyx)
+compile against numpy's C API, whose header directory is known only at build time
+(``numpy.get_include()``), which pyproject.toml's static ``ext-modules`` table
+cannot express.
 """
 
 import numpy
@@ -12,7 +13,13 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension("tenferro.engine._core", ["src/tenferro/engine/_core.pyx"]),
-        Extension("tenferro.storage._fields", ["src/tenferro/storage/_fields.pyx"]),
+        Extension(
+            "tenferro.storage._fields",
+            ["src/tenferro/storage/_fields.pyx"],
+            # The pool's hot steps read an array's size and dtype with numpy's C API.
+            include_dirs=[numpy.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
         # The SVD's LAPACK call and the finiteness check before every iterative LAPACK
         # call (docs/linalg.md, "Memory: what is pooled and what is not").
         Extension("tenferro.engine.linalg._calls", ["src/tenferro/engine/linalg/_calls.pyx"]),

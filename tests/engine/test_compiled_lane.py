@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tenferro as tfr
 from tenferro.engine import BufferPool
@@ -379,3 +381,116 @@ def test_a_weak_reference_subclass_recycler_is_called_as_such() -> None:
     del buf, t
     assert calls == [1]
     assert len(pool._lane) == 1
+
+
+# -- the shelves' compiled steps (issue 20: a miss of the lane) ---------------------------
+def _shelves_consistent(pool: BufferPool) -> None:
+    """The shelf invariant and the retained-bytes counter, checked from outside."""
+    held = 0
+    for stacks, caps, itemsize in pool._shelves.values():
+        assert caps == sorted(set(caps)) and set(caps) == set(stacks)
+        held += sum(len(b) * itemsize for stack in stacks.values() for b in stack)
+    assert pool._bytes == held
+
+
+class _AcquireSpy(BufferPool):
+    __slots__ = ("asked",)
+
+    def __init__(self) -> None:
+        super().__init__(MIB)
+        self.asked: list[int] = []
+
+    def acquire(self, dtype: np.dtype[Any], n: int, kept: bool = False) -> np.ndarray[Any, Any]:
+        self.asked.append(n)
+        return super().acquire(dtype, n, kept)
+
+
+def test_a_subclass_override_of_acquire_is_what_a_request_runs() -> None:
+    pool = _AcquireSpy()
+    pool.recycle(np.empty(1000), 0)  # above the lane's 4 KiB: straight to its shelf
+    got = pool.acquire(F64, 1000)
+    assert pool.asked == [1000]
+    assert len(got) == 1000 and pool.cache_stats().hits == 1
+
+
+def test_a_buffer_too_large_for_the_lane_is_shelved_and_handed_out_again() -> None:
+    pool = BufferPool(MIB)  # the lane takes at most 4 KiB
+    big = pool.acquire(F64, 1000)
+    address = big.ctypes.data
+    pool.recycle(big, 0)
+    assert len(pool._lane) == 0 and pool._bytes == 8000
+    again = pool.acquire(F64, 1000)
+    assert again.ctypes.data == address
+    stats = pool.cache_stats()
+    assert (stats.hits, stats.misses, stats.recycled) == (1, 1, 1)
+
+
+def test_a_lane_miss_drains_the_lane_and_takes_the_exact_shelf_size() -> None:
+    pool = BufferPool(MIB)
+    a, b = pool.acquire(F64, 100), pool.acquire(F64, 200)
+    pool.recycle(a, 0)
+    pool.recycle(b, 0)  # the lane's newest is 200: a request of 100 misses it
+    got = pool.acquire(F64, 100)
+    assert got.ctypes.data == a.ctypes.data and len(got) == 100
+    assert len(pool._lane) == 0
+    _shelves_consistent(pool)
+
+
+def test_finalizers_run_by_a_collection_inside_a_shelf_step_lose_no_buffer() -> None:
+    # A collection after every allocation: the shelves' steps allocate (a new stack),
+    # and the finalizers of collected outputs give buffers back on this very thread,
+    # re-entering the pool under its own lock.
+    eng = tfr.CpuEngine(buffer_limit_bytes=MIB)
+    x = tfr.from_numpy(np.arange(700.0))  # 5600 bytes: above the lane's 4 KiB
+    threshold = gc.get_threshold()
+    gc.collect()
+    gc.set_threshold(1, 1, 1)
+    try:
+        for i in range(200):
+            with eng:
+                t = x[: 600 + i % 50] * 2.0
+            cycle: list[Any] = [t]
+            cycle.append(cycle)  # only a collection frees it
+            del t, cycle
+    finally:
+        gc.set_threshold(*threshold)
+    gc.collect()
+    pool = eng._pool
+    pool.drain_lane()
+    _shelves_consistent(pool)
+    stats = pool.cache_stats()
+    assert stats.hits + stats.misses == 200
+    assert stats.refused_aliased == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["get", "put", "alias", "drain"]), st.integers(1, 1200)),
+        max_size=60,
+    ),
+    kept=st.booleans(),
+)
+def test_the_compiled_shelf_steps_keep_the_pool_consistent(
+    steps: list[tuple[str, int]], kept: bool
+) -> None:
+    pool = BufferPool(MIB)  # sizes on both sides of the lane's 4 KiB
+    out: list[np.ndarray[Any, Any]] = []
+    gets = refused = 0
+    for op, n in steps:
+        if op == "get":
+            buf = pool.acquire(F64, n, kept)
+            assert n <= len(buf) <= 2 * n - (1 if kept else 0) or len(buf) == n
+            assert buf.ctypes.data not in {b.ctypes.data for b in out}
+            out.append(buf)
+            gets += 1
+        elif op == "drain":
+            pool.drain_lane()
+        elif out:
+            refused += op == "alias"
+            pool.recycle(out.pop(n % len(out)), 1 if op == "alias" else 0)
+        _shelves_consistent(pool)
+    stats = pool.cache_stats()
+    assert stats.hits + stats.misses == gets
+    assert stats.refused_aliased == refused
+    assert pool._out >= 0  # live bytes never go negative (a release counts once)

@@ -300,7 +300,7 @@ class EngineBase:
         back: see `_run`). The result is the caller's to keep, so the pool's
         kept-result fit applies: never a buffer of twice its size, such as the
         intermediate or scratch the same call just gave back
-        (`BufferPool._best_fit_locked`).
+        (`ReturnLane._best_fit`, storage/_fields.pyx).
         """
         owner = self._pool.acquire(dtype.numpy, n, True)
         return owner, (owner if owner.shape[0] == n else owner[:n])

@@ -37,7 +37,10 @@ it. The lane's room is reserved inside the cap: the shelves are evicted down to
 ``limit - 9 * lane_bytes``, so shelves plus lane never exceed the cap (on one
 thread; each further thread releasing at the same instant can add one lane
 buffer, at most 1/256 of the cap, until the next drain). This halves the cost
-of a release, which every dropped output pays.
+of a release, which every dropped output pays. The shelves' common steps (the
+drain, an exact-size or best-fit hand-out, keeping a buffer too large for the
+lane) are compiled too, under the same lock: in workloads of varying sizes
+(tensor-network sweeps) nearly every request misses the lane.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from bisect import bisect_right, insort
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -183,15 +185,14 @@ def check_limit(value: Any, op: str) -> int:
 # capacities that have a stack, sorted ascending.
 # INVARIANT: ``set(caps) == set(stacks)``; a stack may be empty (a size in steady
 # use toggles between one buffer and none, and keeping its key avoids re-sorting
-# on every operation); empty stacks are pruned by the slow paths.
+# on every operation); empty stacks are pruned by eviction and by best fit (which
+# also prunes a shelf of more than 64 keys: `ReturnLane._best_fit`).
 _Shelf = tuple[dict[int, list["np.ndarray[Any, Any]"]], list[int], int]
 
 #: The footprint budget's least slack over the live peak (bytes): 1/16 of a small
 #: peak would make a loop over kilobyte tensors trade buffers every iteration
 #: (TRG at chi 6-12: 3-6 misses a step), for savings no one can measure.
 SLACK_MIN = 1 << 20
-#: Prune empty stacks once a shelf has more keys than this.
-_PRUNE_KEYS = 64
 #: Buffers waiting in the return lane before a release drains it under the lock.
 _LANE_MAX = 8
 
@@ -225,35 +226,31 @@ class BufferPool(ReturnLane):
     `HostBuffer.__del__` through a weak reference, so the pool never keeps an
     output alive and an output never keeps the pool alive).
 
-    The return lane and both calls' lane steps are compiled (`ReturnLane`,
+    The steps every request and release takes are compiled (`ReturnLane`,
     storage/_fields.pyx: the engine's core and the finalizer call them with no
-    Python frame); every other step is here: `_acquire_locked` and
-    `_recycle_locked` are what `acquire` and `recycle` call when the lane does not
-    serve.
+    Python frame): the return lane, its drain, a shelf's exact size and best fit,
+    keeping a released buffer on its shelf. The uncommon steps are here: a fresh
+    allocation (`_miss`), a zero-size request (`_acquire_empty`), a refusal
+    (`_refuse`), eviction, the footprint budget, `forget`, the stats.
 
     ``limit_bytes`` caps what it retains (None: the environment's or the
     default); ``slack_min`` is the least the footprint budget lets live plus
     retained bytes exceed the live peak by (see `_trade_locked`).
     """
 
+    # ``_shelves``, ``_lock`` and the counters ``_bytes``, ``_out``, ``_high``,
+    # ``_recycled``, ``_evicted_big`` and ``_shelf_limit`` are `ReturnLane`'s C members
+    # (its compiled hot steps change them).
     __slots__ = (
         "__weakref__",
-        "_bytes",
         "_cleared",
         "_clears",
-        "_evicted_big",
         "_evicted_kept",
-        "_high",
         "_limit",
-        "_lock",
         "_misses",
-        "_out",
         "_peak_undo",
-        "_recycled",
         "_refused",
-        "_shelf_limit",
         "_shelf_list",
-        "_shelves",
         "_slack_min",
     )
 
@@ -273,7 +270,7 @@ class BufferPool(ReturnLane):
         self._lane_max = _LANE_MAX
         self._shelf_limit = _shelf_limit(self._limit, self._lane_bytes)
         # One shelf per dtype, made up front, keyed by the numpy dtype object.
-        self._shelves: dict[np.dtype[Any], _Shelf] = {}
+        self._shelves = {}
         for d in DType:
             self._shelves[d.numpy] = ({}, [], d.itemsize)
         self._shelf_list = tuple(self._shelves.values())
@@ -302,31 +299,14 @@ class BufferPool(ReturnLane):
     # capacity >= ``n``. The caller must write every element it uses before anyone
     # reads them. Zero-size requests never touch the pool. ``kept``: the buffer holds
     # a result its caller keeps (``EngineBase._output``: einsum, linalg and other
-    # non-inlined results), so best fit stops short of ``2 * n`` (see
-    # `_best_fit_locked`). The lane's exact fit is `ReturnLane.acquire` (compiled),
-    # the rest `_acquire_locked`.
-    def _acquire_locked(
-        self, dtype: np.dtype[Any], n: int, kept: bool = False
-    ) -> np.ndarray[Any, Any]:
-        """`acquire` when the lane has no exact fit: the shelves, under the lock."""
-        if n:
-            lock = self._lock
-            lock.acquire()
-            try:
-                self._drain_locked()
-                shelf = self._shelves[dtype]
-                stack = shelf[0].get(n)
-                if stack:
-                    self._bytes -= n * shelf[2]
-                    self._out += n * shelf[2]
-                    return stack.pop()
-                owner = self._best_fit_locked(shelf, n, kept)
-                if owner is not None:
-                    self._out += owner.nbytes
-                    return owner
-            finally:
-                lock.release()
-            return self._miss(dtype, n, shelf[2])
+    # non-inlined results), so best fit stops short of ``2 * n``. Compiled
+    # (`ReturnLane.acquire`): the lane's exact fit without the lock, then under it
+    # the lane's drain, the shelf's exact size and the bounded best fit
+    # (`ReturnLane._best_fit`: the smallest retained buffer with
+    # ``n < capacity <= 2 * n``, ``< 2 * n`` when ``kept``); what no retained buffer
+    # fits is `_miss`, a zero-size request `_acquire_empty`.
+    def _acquire_empty(self, dtype: np.dtype[Any], n: int) -> np.ndarray[Any, Any]:
+        """`acquire` of zero elements: never the pool's."""
         try:
             return _empty(n, dtype)
         except ALLOCATION_FAILURES as exc:
@@ -396,113 +376,28 @@ class BufferPool(ReturnLane):
         self._trade_locked(max(self._bytes - nbytes, 0))
 
     # `recycle(owner, aliases=0)`: take a released buffer back; retained only when
-    # ``aliases == 0``. A buffer that is still aliased is refused (and counted): its
-    # memory goes back to the allocator once the last alias dies. A buffer larger
-    # than the cap is evicted at once; otherwise the smallest buffers across all
-    # dtypes are evicted while the pool is over its cap. The lane's step (an
-    # alias-free buffer of at most `_lane_bytes`) is `ReturnLane.recycle`
-    # (compiled), the rest `_recycle_locked`.
-    def _recycle_locked(self, owner: np.ndarray[Any, Any], aliases: int = 0) -> None:
-        """`recycle` when the lane does not take the buffer: under the lock."""
-        if aliases:
-            with self._lock:
-                self._refused += 1
-                self._released_locked(owner.nbytes)  # no longer the pool's to count
-            return
+    # ``aliases == 0``. A buffer that is still aliased is refused (and counted,
+    # `_refuse`): its memory goes back to the allocator once the last alias dies. A
+    # buffer larger than the cap is evicted at once; otherwise the smallest buffers
+    # across all dtypes are evicted while the pool is over its cap (`_evict_locked`).
+    # Compiled (`ReturnLane.recycle`): an alias-free buffer of at most `_lane_bytes`
+    # goes to the lane, a larger one to its shelf under the lock
+    # (`ReturnLane._retain`, which counts it and calls `_evict_locked` when over).
+    # `drain_lane()` and `_drain_locked()` (lock held) move the lane to the shelves,
+    # oldest first; `_released_locked(nbytes)` counts a buffer coming back as no
+    # longer live (both compiled too).
+    def _refuse(self, owner: np.ndarray[Any, Any], aliases: int) -> None:
+        """`recycle` of a buffer that still has aliases: counted, never retained."""
         with self._lock:
-            self._drain_locked()
-            self._retain_locked(owner)
-
-    def drain_lane(self) -> None:
-        """Move waiting released buffers to the shelves (`recycle` calls it)."""
-        with self._lock:
-            self._drain_locked()
+            self._refused += 1
+            self._released_locked(owner.nbytes)  # no longer the pool's to count
 
     # -- policy ------------------------------------------------------------------------
-    def _drain_locked(self) -> None:
-        """Move the return lane to the shelves, oldest first (lock held)."""
-        pop = self.lane_pop_oldest
-        while True:
-            # One compiled step each: a lock-free acquire may take the last one.
-            owner = pop()
-            if owner is None:
-                break
-            self._retain_locked(owner)
-
     def _fold_hits_locked(self) -> None:
         """Count the lock-free lane hits as recycled buffers handed out (lock held)."""
         # INVARIANT: one compiled step reads and zeroes the count; hits racing with
         # this are folded next time.
         self._recycled += self.take_lane_hits()
-
-    def _retain_locked(self, owner: np.ndarray[Any, Any]) -> None:
-        """Keep a released, alias-free buffer, then evict down to the cap (lock held)."""
-        n = len(owner)
-        if not n:
-            return  # zero-size buffers are never retained
-        shelf = self._shelves.get(owner.dtype)
-        if shelf is None:
-            return  # not a dtype this pool hands out
-        nbytes = n * shelf[2]
-        self._released_locked(nbytes)
-        if nbytes > self._shelf_limit:
-            self._evicted_big += 1
-            return
-        stacks = shelf[0]
-        stack = stacks.get(n)
-        if stack is None:
-            stacks[n] = stack = []
-            insort(shelf[1], n)
-        stack.append(owner)
-        self._recycled += 1
-        self._bytes += nbytes
-        if self._bytes > self._shelf_limit:
-            self._evict_locked()
-
-    def _best_fit_locked(
-        self, shelf: _Shelf, n: int, kept: bool = False
-    ) -> np.ndarray[Any, Any] | None:
-        """Pop the smallest buffer with ``n < capacity <= 2 * n`` (lock held), pruning empties.
-
-        ``kept``: ``capacity < 2 * n``. A result the caller keeps holds its buffer for
-        as long as it lives, and in tensor networks of spin-1/2 (a physical index of
-        2) the intermediate just released by the einsum that made the result is very
-        often exactly twice its size (DMRG's environment update:
-        ``[D, 2, w, D] -> [D, w, D]``); with the inclusive bound every such result
-        would pin that buffer half unused (2.8 MB of the 14 MB live peak of
-        examples/dmrg_heisenberg.py at L=32, D=64). Scratch and intermediates,
-        given back within the call, keep the inclusive bound (excluding it for them
-        too made DMRG's steady state miss two buffers per step).
-        """
-        stacks, caps, itemsize = shelf
-        i = bisect_right(caps, n)
-        # INVARIANT (the fit bound): a request never gets more than twice its size, so
-        # a small result cannot strand a large buffer that a large request then misses.
-        most = 2 * n - 1 if kept else 2 * n
-        while i < len(caps):
-            cap = caps[i]
-            if cap > most:
-                break
-            stack = stacks[cap]
-            if stack:
-                self._bytes -= cap * itemsize
-                return stack.pop()
-            del caps[i]
-            del stacks[cap]
-        if len(caps) > _PRUNE_KEYS:
-            _prune(shelf)
-        return None
-
-    def _released_locked(self, nbytes: int) -> None:
-        """Count a buffer of ``nbytes`` coming back: it is no longer live (lock held)."""
-        out = self._out - nbytes
-        if out < 0:
-            # A buffer this pool never handed out (`reclaim_buffer` of an adopted
-            # array): it was live memory all the same, so the live peak was at least
-            # everything retained plus it.
-            out = 0
-            self._high = max(self._high, self._bytes + nbytes)
-        self._out = out
 
     def _trade_locked(self, allowed: int | None = None) -> None:
         """After a miss: drop the largest retained buffers while over the footprint budget.
@@ -686,11 +581,3 @@ def _smallest(shelf: _Shelf) -> int:
         del caps[0]
         del stacks[cap]
     return 0
-
-
-def _prune(shelf: _Shelf) -> None:
-    """Remove the empty stacks of a shelf."""
-    stacks, caps, _ = shelf
-    for cap in [c for c in caps if not stacks[c]]:
-        del stacks[cap]
-    caps[:] = sorted(stacks)

@@ -19,7 +19,20 @@ cdef class ReturnLane:
     cdef public Py_ssize_t _lane_bytes
     cdef public Py_ssize_t _lane_max
     cdef Py_ssize_t _lane_hits
+    # The shelves and the counters the hot steps change (engine/pool.py documents them).
+    cdef public dict _shelves
+    cdef public object _lock
+    cdef public Py_ssize_t _bytes
+    cdef public Py_ssize_t _out
+    cdef public Py_ssize_t _high
+    cdef public Py_ssize_t _recycled
+    cdef public Py_ssize_t _evicted_big
+    cdef public Py_ssize_t _shelf_limit
     cpdef object acquire(self, object dtype, Py_ssize_t n, bint kept=*)
+    cdef object _best_fit(self, tuple shelf, Py_ssize_t n, bint kept)
     cpdef recycle(self, object owner, Py_ssize_t aliases=*)
+    cdef int _drain_under_lock(self) except -1
+    cdef int _drain(self) except -1
+    cdef int _retain(self, object owner) except -1
+    cdef void _released(self, Py_ssize_t nbytes)
     cpdef Py_ssize_t take_lane_hits(self)
-    cpdef object lane_pop_oldest(self)

@@ -356,50 +356,53 @@ class HostBuffer(BufferFields):
             return owner_refs - keep > _SAME_BASELINE
         return owner_refs > _OWNER_BASELINE or flat_refs - keep > _FLAT_BASELINE
 
+    def _forget_if_held_elsewhere(self, pool: Recycler) -> bool:
+        """The finalizer's first question about a buffer a failed call read
+        (``failed_read``): is an internal array over its memory still alive outside
+        it (`_held_elsewhere`)? Then it is freed once that array dies, never pooled,
+        and ``pool`` stops counting it as live now (a refused call changes no
+        accounting): True. False: it is released like any other buffer.
+        """
+        if not self._held_elsewhere():
+            return False
+        forget = getattr(pool, "forget_bytes", None)
+        if forget is not None:
+            forget(self.owner.nbytes)
+        return True
+
     def _release(self, recycler: weakref.ref[Recycler], pool: Recycler) -> None:
-        """The finalizer's uncommon cases (`BufferFields.__del__` runs the common one:
-        a buffer with no root, no stale write root and no failed read goes straight
-        back to ``pool``, the live target of ``recycler``).
+        """The finalizer's uncommon cases: a root that something else holds or that a
+        weak reference can revive, or a stale write root (`BufferFields.__del__`
+        recycles, in C, a buffer with no stale write root whose root, if any, only
+        the buffer holds and nothing references weakly; ``pool`` is the live target
+        of ``recycler``).
 
         The recycler (`storage.recycler.Recycler`, e.g. the engine's pool) owns the
         policy: this only says how many aliases are still alive.
         """
-        if self.failed_read and self._held_elsewhere():
-            # Freed once the last internal array outside dies, never pooled; the pool
-            # stops counting it as live now (a refused call changes no accounting).
-            forget = getattr(pool, "forget_bytes", None)
-            if forget is not None:
-                forget(self.owner.nbytes)
+        aliases = self.alias_count()
+        if aliases:
+            pool.recycle(self.owner, aliases)
             return
-        # Hot path of every dropped engine output: a buffer that never had a root
-        # or a stale write root cannot have an alias, so skip the counting calls.
-        if self._root is None and self._stale is None:
+        if self._stale is None and (
+            self._root is None
+            or (self._root_refs() <= _ROOT_BASELINE and not _getweakrefcount(self._root))
+        ):
+            # Every stale write root had died (`alias_count` dropped them), or the
+            # last alias died since the finalizer's count: nobody holds a root and no
+            # weak reference can revive one, so the memory can go back at once.
+            self._root = None
             pool.recycle(self.owner, 0)
-        else:
-            aliases = self.alias_count()
-            if aliases:
-                pool.recycle(self.owner, aliases)
-                return
-            if (
-                self._stale is None
-                and self._root_refs() <= _ROOT_BASELINE
-                and not _getweakrefcount(self._root)
-            ):
-                # Nobody holds the root (no alias) and no weak reference can revive
-                # it: it is unreachable, so the memory can go back at once (the
-                # common case: a C-ordered result view dropped).
-                self._root = None
-                pool.recycle(self.owner, 0)
-                return
-            # No alias now, but a weak reference to a root (reachable as a handed-out
-            # array's ``.base``) could revive it on another thread between the count
-            # and the free. A dead object cannot be revived: recycle only once every
-            # root has died (at once, in `_RecycleWhenDead`, when nobody revived one).
-            roots = self._stale or []
-            if self._root is not None:
-                roots.append(self._root)
-            self._root = self._stale = None
-            _RecycleWhenDead(recycler, self.owner, roots)
+            return
+        # No alias now, but a weak reference to a root (reachable as a handed-out
+        # array's ``.base``) could revive it on another thread between the count
+        # and the free. A dead object cannot be revived: recycle only once every
+        # root has died (at once, in `_RecycleWhenDead`, when nobody revived one).
+        roots = self._stale or []
+        if self._root is not None:
+            roots.append(self._root)
+        self._root = self._stale = None
+        _RecycleWhenDead(recycler, self.owner, roots)
 
 
 #: `_RecycleWhenDead` instances waiting for roots to die (a weak reference must
