@@ -12,6 +12,7 @@ cdef class BufferFields:
     cdef public object failed_read
     # Engine reads in flight by the compiled core (engine/_core.pyx): see `readers`.
     cdef Py_ssize_t _pins
+    cdef int _finalize(self) except -1
 
 
 cdef class ReturnLane:

@@ -64,6 +64,12 @@ cpdef size_t address(object flat) except? 0:
     return at
 
 
+import sys as _sys
+
+# Bound at import: at interpreter exit the sys module's dict may already be cleared.
+cdef object _is_finalizing = _sys.is_finalizing
+
+
 cdef class BufferFields:
     """The fields of a `HostBuffer` (documented there). A new instance has every field
     None; `HostBuffer.__init__` and `engine._core` set them all."""
@@ -75,6 +81,18 @@ cdef class BufferFields:
         return self._pins
 
     def __del__(self):
+        try:
+            self._finalize()
+        except BaseException:
+            # At interpreter exit, modules' globals are cleared before the last
+            # collections: a buffer dropped then may find the Python half of its
+            # finalizer (`HostBuffer._release`) unable to run. The process is ending
+            # and the memory is simply freed; only then is the error not reported.
+            if _is_finalizing():
+                return
+            raise
+
+    cdef int _finalize(self) except -1:
         # The hot path of every dropped engine output, and of a dropped result that a
         # slice, reshape or host_data() gave a read root: a buffer with a live
         # recycler, no stale write root, and either no root or a root that nothing
@@ -84,7 +102,7 @@ cdef class BufferFields:
         # `HostBuffer._release` (storage/host.py). One implementation each.
         cdef object recycler = self.recycler
         if recycler is None:
-            return
+            return 0
         cdef object pool
         if PyWeakref_CheckRefExact(recycler):
             # What ``recycler()`` returns, as a C call (an exact `weakref.ref`: a subclass
@@ -93,12 +111,12 @@ cdef class BufferFields:
         else:
             pool = recycler()
         if pool is None:
-            return  # the engine is gone: the buffer is simply freed
+            return 0  # the engine is gone: the buffer is simply freed
         if self.failed_read and self._forget_if_held_elsewhere(pool):
-            return
+            return 0
         if self._stale is not None:
             self._release(recycler, pool)
-            return
+            return 0
         # A borrowed read of the field: no reference is taken, so the count is the
         # root's holders exactly (`root_alone` is this very read's count for an object
         # only the field holds, measured at import).
@@ -111,13 +129,14 @@ cdef class BufferFields:
             # Python code between the read and the drop below.
             if _refcnt(root) > _ROOT_ALONE or tenferro_has_weakrefs(root) != 0:
                 self._release(recycler, pool)
-                return
+                return 0
             self._root = None  # the root, and its holder, die here
         if isinstance(pool, ReturnLane):
             # A C call, no Python frame: the engine's pool (its lane takes the buffer).
             (<ReturnLane>pool).recycle(self.owner, 0)
         else:
             pool.recycle(self.owner, 0)
+        return 0
 
 
 cdef inline Py_ssize_t _root_refs(BufferFields fields):
