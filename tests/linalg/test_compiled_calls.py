@@ -244,3 +244,86 @@ def test_a_tall_svd_that_raises_drops_its_buffers_and_marks_the_operand(
     assert eng.buffer_pool_stats() == BufferPoolStats(0, 0)  # dropped, not pooled
     assert x._source.failed_read
     assert not host.reading
+
+
+# ---------------------------------------------------------------------- qr_run
+def _bits(t: Any) -> bytes:
+    return np.ascontiguousarray(np.asarray(t)).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    m=st.integers(1, 40),
+    n=st.integers(1, 40),
+    mode=st.sampled_from(["reduced", "complete"]),
+    seed=st.integers(0, 2**16),
+)
+def test_the_compiled_lean_qr_gives_the_general_paths_bits(
+    dtype: Any, m: int, n: int, mode: str, seed: int
+) -> None:
+    # The general path runs f2py's ?geqrf/?orgqr with the same workspace sizes: the
+    # compiled call (on the owner, and on a C-ordered view: transposed) must match it.
+    a = _rand((m, n), dtype, seed)
+    eng = tfr.CpuEngine()
+    want = eng.qr(tfr.from_numpy(np.array(a, order="F")).as_view(), mode)
+    owner = eng.qr(tfr.from_numpy(np.array(a, order="F")), mode)
+    with eng:
+        view = tfr.linalg.qr(tfr.asarray(a.copy()), mode=mode)
+    for got in (owner, view):
+        for x, y in zip(got, want, strict=True):
+            assert x.shape == y.shape and x.dtype == y.dtype
+            assert _bits(x) == _bits(y)
+
+
+def _qr_plan(rows: bool, m: int = 6, n: int = 4) -> Any:
+    from tenferro.dtype import DType
+    from tenferro.engine.linalg import _kernels
+
+    return _kernels.qr_plan(DType.F64, m, n, min(m, n), rows)
+
+
+@pytest.mark.parametrize("short", ["a", "scratch", "q", "r"])
+@pytest.mark.parametrize("rows", [False, True])
+def test_qr_run_refuses_a_buffer_smaller_than_its_plan(short: str, rows: bool) -> None:
+    from tenferro.engine.linalg._calls import qr_run
+
+    plan = _qr_plan(rows)
+    sizes = {"a": 24, "scratch": plan.scratch, "q": 24, "r": 16}
+    arrays = {k: np.zeros(v - (k == short)) for k, v in sizes.items()}
+    with pytest.raises(ValueError, match="the plan needs"):
+        qr_run(plan, arrays["a"], arrays["scratch"], arrays["q"], arrays["r"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(0, 4, 4, 1, 1, 8), (6, 4, 5, 1, 1, 8), (6, 4, 4, 0, 1, 8), (6, 4, 4, 1, 1, 2)],
+    ids=["empty", "columns of Q", "workspace", "itemsize"],
+)
+def test_a_qr_plan_refuses_a_shape_it_cannot_serve(args: tuple[int, ...]) -> None:
+    from tenferro.engine.linalg._calls import QrPlan
+
+    m, n, qc, lw_qr, lw_org, size = args
+    with pytest.raises(ValueError, match="QrPlan"):
+        QrPlan(0, 0, m, n, qc, lw_qr, lw_org, size, False)
+
+
+def test_a_lean_qr_that_lapack_refuses_takes_the_general_path_and_gives_buffers_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.engine.linalg import _kernels
+
+    monkeypatch.setattr(_kernels, "qr_run", lambda *args: -1)
+    eng = tfr.CpuEngine()
+    a = _rand((7, 5), np.float64, 6)
+    x = tfr.asarray(a.copy())
+    for _ in range(2):
+        with eng:
+            q, r = tfr.linalg.qr(x)
+        np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, atol=1e-12)
+        del q, r
+    misses = eng.buffer_pool_cache_stats().misses
+    with eng:
+        tfr.linalg.qr(x)
+    assert eng.buffer_pool_cache_stats().misses == misses
+    assert not host.reading

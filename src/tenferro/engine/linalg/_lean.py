@@ -364,43 +364,20 @@ def eig(eng: EngineBase, a: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- QR, expm
-def _householder(dt: DType, a_s: Array, r: Array, q: Array, m: int, n: int, qc: int) -> bool:
-    """The QR of the column-major ``m x n`` ``a_s`` (overwritten): ``?geqrf``, then R
-    (``qc x n``, zero below its diagonal) into ``r`` and ``?orgqr``'s Q (``m x qc``)
-    in place in ``q``. Every element of ``r`` and ``q`` is written. False when LAPACK
-    reports an argument error (it reports nothing else)."""
-    k = min(m, n)
-    # ``lwork`` and ``overwrite_a`` positionally (the wrappers' documented order): f2py
-    # parses keywords half a microsecond slower per call.
-    qr_, tau, _work, info = f2py("geqrf", dt)(a_s, K._lwork("geqrf", dt, m, n), 1)
-    if qr_ is not a_s:  # pragma: no cover - f2py works in place on F-ordered input
-        a_s[...] = qr_
-    del qr_
-    if info:  # pragma: no cover - geqrf reports only wrong arguments
-        return False
-    r[k:] = 0
-    K._copy_triangle(r[:k], a_s[:k], upper=True)
-    # The reflectors go into Q's buffer, which orgqr overwrites in place with Q.
-    q[:, :k] = a_s[:, :k]
-    q_, _work, info = f2py("orgqr", dt)(q, tau, K._orgqr_lwork(dt, m, qc, k), 1)
-    if q_ is not q:  # pragma: no cover - in place, as above
-        q[...] = q_
-    return not info
-
-
 def _qr(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool) -> Any:
     pool = eng._pool
     npdt = dt.numpy
     qc = m if complete else min(m, n)
+    plan = K.qr_plan(dt, m, n, qc, False)
     q_owner, qf = _take(eng, npdt, m * qc)
     r_owner, rf = _take(eng, npdt, qc * n)
-    s_owner, sf = _take(eng, npdt, m * n)
-    sf[...] = fa
-    done = _householder(dt, _fmat(sf, m, n), _fmat(rf, qc, n), _fmat(qf, m, qc), m, n, qc)
+    s_owner, sf = _take(eng, npdt, plan.scratch)
+    # ?geqrf on a copy of fa, R off its triangle, ?orgqr's Q in place in qf: compiled.
+    info = K.qr_run(plan, fa, sf, qf, rf)
     # INVARIANT: no array over a buffer is left when it goes back.
     del sf
     pool.recycle(s_owner, 0)
-    if not done:  # pragma: no cover - LAPACK reports only wrong arguments
+    if info:  # LAPACK reports only wrong arguments
         del qf, rf
         pool.recycle(q_owner, 0)
         pool.recycle(r_owner, 0)
@@ -422,27 +399,23 @@ def _qr_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, complete: bo
     (column-major ``Q^T``, ``R^T``: the C-ordered Q and R of ``x``).
 
     ``?geqrf``/``?orgqr`` on a column-major copy of ``x`` (the copy every QR makes, here
-    a transposing one), then one transposing copy of Q into its output: for tall
-    matrices twice as fast as the LQ of ``fa`` (``?gelqf``/``?orglq``), which needs no
-    transposition but runs LAPACK's slower row-wise reflectors.
+    a transposing one), then one transposing copy of Q into its output (`_calls.qr_run`
+    with a ``rows`` plan): for tall matrices twice as fast as the LQ of ``fa``
+    (``?gelqf``/``?orglq``), which needs no transposition but runs LAPACK's slower
+    row-wise reflectors.
     """
     pool = eng._pool
     npdt = dt.numpy
     qc = m if complete else min(m, n)
+    plan = K.qr_plan(dt, m, n, qc, True)
     q_owner, qf = _take(eng, npdt, qc * m)
     r_owner, rf = _take(eng, npdt, n * qc)
-    s_owner, sf = _take(eng, npdt, m * n + m * qc)
-    a_s = _fmat(sf[: m * n], m, n)
-    a_s[...] = _fmat(fa, n, m).T
-    q = _fmat(sf[m * n :], m, qc)  # Q in scratch, transposed into its output below
-    # R (qc x n) in R^T's column-major buffer.
-    done = _householder(dt, a_s, _fmat(rf, n, qc).T, q, m, n, qc)
-    if done:
-        _fmat(qf, qc, m)[...] = q.T  # every element of Q^T
+    s_owner, sf = _take(eng, npdt, plan.scratch)
+    info = K.qr_run(plan, fa, sf, qf, rf)
     # INVARIANT: no array over a buffer is left when it goes back.
-    del a_s, q, sf
+    del sf
     pool.recycle(s_owner, 0)
-    if not done:  # pragma: no cover - LAPACK reports only wrong arguments
+    if info:  # LAPACK reports only wrong arguments
         del qf, rf
         pool.recycle(q_owner, 0)
         pool.recycle(r_owner, 0)
