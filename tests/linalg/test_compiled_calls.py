@@ -327,3 +327,39 @@ def test_a_lean_qr_that_lapack_refuses_takes_the_general_path_and_gives_buffers_
         tfr.linalg.qr(x)
     assert eng.buffer_pool_cache_stats().misses == misses
     assert not host.reading
+
+
+# ---------------------------------------------------------------------- the return lane
+@pytest.mark.parametrize(
+    ("call", "shape"),
+    [
+        (lambda x: tfr.linalg.svd(x, full_matrices=False), (4, 9)),
+        (lambda x: tfr.linalg.svd(x, full_matrices=True), (4, 9)),
+        (lambda x: tfr.linalg.svd(x, full_matrices=False), (64, 32)),
+        (lambda x: tfr.linalg.qr(x), (9, 4)),
+        (lambda x: tfr.linalg.qr(x, mode="complete"), (4, 9)),
+    ],
+    ids=["svd wide", "svd wide full", "svd tall (rows)", "qr", "qr complete"],
+)
+def test_a_repeated_namespace_factorisation_takes_every_buffer_from_the_return_lane(
+    call: Any, shape: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Buffers are taken in the order the namespace hands the results out, so the
+    # results' release (a tuple drops last to first) leaves each on top of the lane
+    # when the next call asks for it: no request takes the pool's lock.
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(_rand(shape, np.float64))
+    with eng:
+        call(x)
+        locked: list[int] = []
+        pool_class = type(eng._pool)
+        real = pool_class._acquire_locked
+
+        def counted(self: Any, dtype: Any, n: int, kept: bool = False) -> Any:
+            locked.append(n)
+            return real(self, dtype, n, kept)
+
+        monkeypatch.setattr(pool_class, "_acquire_locked", counted)
+        for _ in range(3):
+            call(x)
+    assert locked == []

@@ -200,7 +200,9 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
         # A tall x is factored as it is (LAPACK's faster tall path), not as m's wide SVD.
         lean = None
         if eng.__class__ is CpuEngine:
-            lean = _lean.svd_rows(eng, m, full_matrices) or _lean.svd(eng, m, full_matrices, True)
+            lean = _lean.svd_rows(eng, m, full_matrices) or _lean.svd(
+                eng, m, full_matrices, True, True
+            )
         u, s, vh = lean if lean is not None else eng.svd(m, full_matrices=full_matrices)
         return _new_tuple(SVDResult, (unmirror(vh), s, unmirror(u)))
     f = _f_owner(x)

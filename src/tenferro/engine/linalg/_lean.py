@@ -466,7 +466,9 @@ def _gesdd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, jobz: bytes, o
     return info
 
 
-def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vectors: bool) -> Any:
+def _svd(
+    eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vectors: bool, swapped: bool
+) -> Any:
     k = min(m, n)
     real = dt.real
     rec = eng._recycler
@@ -479,9 +481,16 @@ def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vect
         return _pooled((k,), real, s_owner, s, rec)
     ucols, vrows = (m, n) if full else (k, k)
     npdt = dt.numpy
-    u_owner, u = _take(eng, npdt, m * ucols)
-    s_owner, s = _take(eng, real.numpy, k)
-    v_owner, v = _take(eng, npdt, vrows * n)
+    # Taken in the order the caller hands them out (see `_take`): (U, S, Vh), or
+    # ``swapped``, (Vh, S, U) (the namespace's SVD of a C-ordered matrix, `svd`).
+    if swapped:
+        v_owner, v = _take(eng, npdt, vrows * n)
+        s_owner, s = _take(eng, real.numpy, k)
+        u_owner, u = _take(eng, npdt, m * ucols)
+    else:
+        u_owner, u = _take(eng, npdt, m * ucols)
+        s_owner, s = _take(eng, real.numpy, k)
+        v_owner, v = _take(eng, npdt, vrows * n)
     if _gesdd(eng, fa, dt, m, n, b"A" if full else b"S", (u, s, v)):
         del u, s, v
         for buf in (v_owner, s_owner, u_owner):
@@ -494,11 +503,16 @@ def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vect
     )
 
 
-def svd(eng: EngineBase, a: Any, full_matrices: Any, vectors: bool) -> Any:
-    """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`)."""
+def svd(eng: EngineBase, a: Any, full_matrices: Any, vectors: bool, swapped: bool = False) -> Any:
+    """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`).
+
+    ``swapped``: the caller hands the results out as ``(Vh, S, U)`` (transposed: the
+    SVD of a C-ordered matrix from its column-major owner's), so they are taken from
+    the pool in that order; the values are the same.
+    """
     if full_matrices.__class__ is not bool:
         return None  # the general path validates it (before any buffer is taken)
-    return run(eng, a, False, _svd, full_matrices, vectors)
+    return run(eng, a, False, _svd, full_matrices, vectors, swapped)
 
 
 def _svd_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, full: bool) -> Any:
@@ -520,10 +534,11 @@ def _svd_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, full: bool)
     jobz = b"A" if full else b"S"
     if not K.finite(fa):
         return None  # NaN or +-inf: the general path refuses it
-    # Results first, in the order they are returned (see `_take`), then the scratch.
-    v_owner, v = _take(eng, npdt, n * vrows)  # Vh^T of x: the SVD of fa's U
-    s_owner, sv = _take(eng, real.numpy, k)
+    # Results first, in the order the caller hands them out (x's U, S, Vh: see
+    # `_take`), then the scratch.
     u_owner, u = _take(eng, npdt, ucols * m)  # U^T of x: the SVD of fa's Vh
+    s_owner, sv = _take(eng, real.numpy, k)
+    v_owner, v = _take(eng, npdt, n * vrows)  # Vh^T of x: the SVD of fa's U
     plan = K.gesdd_plan(dt, jobz, m, n)
     at_u = plan.scratch
     at_v = at_u + m * ucols
