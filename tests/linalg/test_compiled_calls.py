@@ -363,3 +363,42 @@ def test_a_repeated_namespace_factorisation_takes_every_buffer_from_the_return_l
         for _ in range(3):
             call(x)
     assert locked == []
+
+
+# ---------------------------------------------------------------------- gesdd_run
+@settings(max_examples=40, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    m=st.integers(1, 24),
+    n=st.integers(1, 24),
+    full=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_the_lean_svd_gives_the_general_paths_bits(
+    dtype: Any, m: int, n: int, full: bool, seed: int
+) -> None:
+    # The lean path hands gesdd_run its arrays and the matrix to copy; the general
+    # path copies in numpy and passes addresses: the same call must give the same bits.
+    a = _rand((m, n), dtype, seed)
+    eng = tfr.CpuEngine()
+    want = eng.svd(tfr.from_numpy(np.array(a, order="F")).as_view(), full_matrices=full)
+    got = eng.svd(tfr.from_numpy(np.array(a, order="F")), full_matrices=full)
+    for x, y in zip(got, want, strict=True):
+        assert x.shape == y.shape and x.dtype == y.dtype
+        assert _bits(x) == _bits(y)
+    values = eng.svdvals(tfr.from_numpy(np.array(a, order="F")))
+    assert _bits(values) == _bits(eng.svdvals(tfr.from_numpy(np.array(a, order="F")).as_view()))
+
+
+@pytest.mark.parametrize("short", ["scratch", "matrix"])
+def test_gesdd_run_refuses_a_scratch_or_matrix_smaller_than_its_plan(short: str) -> None:
+    from tenferro.dtype import DType
+    from tenferro.engine.linalg._calls import gesdd_run
+    from tenferro.engine.linalg._svd import gesdd_plan
+
+    plan = gesdd_plan(DType.F64, b"S", 6, 4)
+    scratch = np.zeros(plan.scratch - (short == "scratch"))
+    a = np.zeros(24 - (short == "matrix"))
+    u, s, vt = np.zeros(24), np.zeros(4), np.zeros(16)
+    with pytest.raises(ValueError, match="the plan needs"):
+        gesdd_run(plan, scratch, s, u, vt, a)

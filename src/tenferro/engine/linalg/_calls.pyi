@@ -4,7 +4,16 @@ from typing import Any
 
 import numpy as np
 
-def gesdd_run(plan: Any, base: int, s: int, u: int, vt: int) -> int: ...
+_Address = int | np.ndarray[Any, Any]
+
+def gesdd_run(
+    plan: Any,
+    base: _Address,
+    s: _Address,
+    u: _Address,
+    vt: _Address,
+    a: np.ndarray[Any, Any] | None = None,
+) -> int: ...
 def all_finite(arr: np.ndarray[Any, Any], single: bool) -> bool: ...
 
 class QrPlan:

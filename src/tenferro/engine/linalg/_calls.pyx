@@ -6,7 +6,9 @@ wrapper, compiled.
   ``scipy.linalg.cython_lapack`` (`_lapack.raw_address`), called from C with
   the shape's `_svd.GesddPlan` (every argument by address, as LAPACK takes
   them), the GIL released for the routine. The ctypes call it replaces
-  converted fourteen arguments per call (about 1.5 us at any size).
+  converted fourteen arguments per call (about 1.5 us at any size). The lean
+  path passes its pooled arrays (their addresses read here) and the matrix to
+  copy into the scratch, saving four address look-ups and a numpy copy call.
 * `qr_run`: the whole lean QR of one matrix (`_lean._qr`, `_lean._qr_rows`):
   the copy of the input (transposing for a C-ordered matrix), ``?geqrf``, R
   read off its upper triangle, ``?orgqr`` (``?ungqr``) building Q in place over
@@ -40,12 +42,28 @@ ctypedef void (*gesdd_complex)(
 ) noexcept nogil
 
 
-cpdef int gesdd_run(object plan, size_t base, size_t s, size_t u, size_t vt) except? -99999:
-    """Run ``?gesdd`` on the column-major matrix at the start of the scratch at ``base``
+cdef size_t _address_of(object x, Py_buffer* view, bint* held, Py_ssize_t need) except? 0:
+    """The address ``x`` is (an int) or holds (a contiguous array, its buffer then held in
+    ``view`` until the caller releases it; at least ``need`` bytes, checked)."""
+    if type(x) is int:
+        return <size_t>x
+    PyObject_GetBuffer(x, view, PyBUF_ANY_CONTIGUOUS)
+    held[0] = True
+    if view.len < need:
+        raise ValueError(f"gesdd_run: a buffer holds {view.len} bytes, the plan needs {need}")
+    return <size_t>view.buf
+
+
+def gesdd_run(object plan, object base, object s, object u, object vt, object a=None):
+    """Run ``?gesdd`` on the column-major matrix at the start of the scratch ``base``
     (`_svd.GesddPlan`'s layout); returns LAPACK's ``info``.
 
-    ``s``, ``u``, ``vt``: the addresses of the column-major outputs (any valid address
-    for U and Vh when ``jobz`` is N: LAPACK does not touch them).
+    ``s``, ``u``, ``vt``: the column-major outputs (any valid memory for U and Vh when
+    ``jobz`` is N: LAPACK does not touch them). Each of ``base``, ``s``, ``u``, ``vt``
+    is an address (an int: the caller answers for the memory) or a contiguous array
+    (its address read here; the scratch checked to hold the plan's ``scratch``
+    elements). ``a``: when given, the column-major matrix copied into the scratch
+    first (bit for bit; contiguous, at least ``m * n`` elements, checked).
     """
     cdef size_t fn = plan[0]
     cdef char jobz = <char>(<int>plan[1])
@@ -55,25 +73,54 @@ cpdef int gesdd_run(object plan, size_t base, size_t s, size_t u, size_t vt) exc
     cdef int ldu = plan[5]
     cdef int ldvt = plan[6]
     cdef int lwork = plan[7]
-    cdef size_t work = base + <size_t>plan[9]
+    cdef Py_ssize_t work_at = plan[9]
     cdef object rwork_at = plan[10]
-    cdef size_t iwork = base + <size_t>plan[11]
+    cdef Py_ssize_t iwork_at = plan[11]
+    # The element size: the matrix fills the scratch up to the workspace.
+    cdef Py_ssize_t size = work_at // (<Py_ssize_t>m * n)
     cdef size_t rwork = 0
     cdef int info = 0
-    cdef void* a = <void*>base
-    if rwork_at is None:
-        with nogil:
-            (<gesdd_real>fn)(
-                &jobz, &m, &n, a, &lda, <void*>s, <void*>u, &ldu, <void*>vt, &ldvt,
-                <void*>work, &lwork, <void*>iwork, &info,
-            )
-    else:
-        rwork = base + <size_t>rwork_at
-        with nogil:
-            (<gesdd_complex>fn)(
-                &jobz, &m, &n, a, &lda, <void*>s, <void*>u, &ldu, <void*>vt, &ldvt,
-                <void*>work, &lwork, <void*>rwork, <void*>iwork, &info,
-            )
+    cdef Py_buffer vb, vs, vu, vv, va
+    cdef bint hb = False, hs = False, hu = False, hv = False, ha = False
+    cdef size_t pb, ps, pu, pv
+    try:
+        pb = _address_of(base, &vb, &hb, <Py_ssize_t>plan[8] * size)
+        ps = _address_of(s, &vs, &hs, 0)
+        pu = _address_of(u, &vu, &hu, 0)
+        pv = _address_of(vt, &vv, &hv, 0)
+        if a is not None:
+            PyObject_GetBuffer(a, &va, PyBUF_ANY_CONTIGUOUS)
+            ha = True
+            if va.len < work_at:
+                raise ValueError(
+                    f"gesdd_run: the matrix holds {va.len} bytes, the plan needs {work_at}"
+                )
+            memcpy(<void*>pb, va.buf, <size_t>work_at)
+        if rwork_at is None:
+            with nogil:
+                (<gesdd_real>fn)(
+                    &jobz, &m, &n, <void*>pb, &lda, <void*>ps, <void*>pu, &ldu, <void*>pv,
+                    &ldvt, <void*>(pb + work_at), &lwork, <void*>(pb + iwork_at), &info,
+                )
+        else:
+            rwork = pb + <size_t>rwork_at
+            with nogil:
+                (<gesdd_complex>fn)(
+                    &jobz, &m, &n, <void*>pb, &lda, <void*>ps, <void*>pu, &ldu, <void*>pv,
+                    &ldvt, <void*>(pb + work_at), &lwork, <void*>rwork,
+                    <void*>(pb + iwork_at), &info,
+                )
+    finally:
+        if ha:
+            PyBuffer_Release(&va)
+        if hv:
+            PyBuffer_Release(&vv)
+        if hu:
+            PyBuffer_Release(&vu)
+        if hs:
+            PyBuffer_Release(&vs)
+        if hb:
+            PyBuffer_Release(&vb)
     return info
 
 

@@ -455,12 +455,11 @@ def _gesdd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, jobz: bytes, o
         return -4  # NaN or +-inf (gesdd may never return): the general path refuses it
     plan = K.gesdd_plan(dt, jobz, m, n)
     owner, scratch = _take(eng, dt.numpy, plan.scratch)
-    scratch[: m * n] = fa
-    base = ptr(scratch)
+    # fa copied into the scratch and every address read in the compiled call.
     if len(outs) == 3:
-        info = K.gesdd_run(plan, base, ptr(outs[1]), ptr(outs[0]), ptr(outs[2]))
+        info = K.gesdd_run(plan, scratch, outs[1], outs[0], outs[2], fa)
     else:
-        info = K.gesdd_run(plan, base, ptr(outs[0]), base, base)
+        info = K.gesdd_run(plan, scratch, outs[0], scratch, scratch, fa)
     del scratch  # INVARIANT: no array over the scratch is left when it goes back
     eng._pool.recycle(owner, 0)
     return info
