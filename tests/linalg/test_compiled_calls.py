@@ -402,3 +402,65 @@ def test_gesdd_run_refuses_a_scratch_or_matrix_smaller_than_its_plan(short: str)
     u, s, vt = np.zeros(24), np.zeros(4), np.zeros(16)
     with pytest.raises(ValueError, match="the plan needs"):
         gesdd_run(plan, scratch, s, u, vt, a)
+
+
+# ---------------------------------------------------------------------- namespace eigh
+@settings(max_examples=40, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    n=st.integers(1, 24),
+    uplo=st.sampled_from(["L", "U"]),
+    hermitian=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_eigh_of_a_c_ordered_view_gives_the_general_paths_bits(
+    dtype: Any, n: int, uplo: str, hermitian: bool, seed: int
+) -> None:
+    # Not Hermitian: eigh reads only the triangle UPLO names, which must be the same one.
+    a = _rand((n, n), dtype, seed)
+    if hermitian:
+        a = (a + a.conj().T).astype(dtype)
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(a.copy())
+    want_w, want_v = eng.eigh(x, uplo)  # a view: the general path
+    want_values = eng.eigvalsh(x, uplo)
+    with eng:
+        w, v = tfr.linalg.eigh(x, UPLO=uplo)
+        values = tfr.linalg.eigvalsh(x, UPLO=uplo)
+    assert type(v) is tfr.Tensor and v.shape == (n, n) and v.dtype == want_v.dtype
+    assert _bits(w) == _bits(want_w) and _bits(v) == _bits(want_v)
+    assert _bits(values) == _bits(want_values)
+    np.testing.assert_array_equal(np.asarray(x), a)  # the operand is untouched
+
+
+def test_eigh_of_a_c_ordered_view_takes_the_lean_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tenferro.engine.linalg as engine_linalg
+
+    def general(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the general path ran")
+
+    monkeypatch.setattr(engine_linalg, "run_call", general)
+    a = _rand((5, 5), np.float64)
+    x = tfr.asarray((a + a.T).copy())
+    w, _v = tfr.linalg.eigh(x)
+    np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(a + a.T), rtol=1e-12)
+    tfr.linalg.eigvalsh(x)
+
+
+@pytest.mark.parametrize("call", [tfr.linalg.eigh, tfr.linalg.eigvalsh], ids=["eigh", "eigvalsh"])
+def test_eigh_of_a_c_ordered_view_with_nan_is_refused_typed_and_gives_buffers_back(
+    call: Any,
+) -> None:
+    eng = tfr.CpuEngine()
+    a = np.eye(4)
+    a[3, 1] = np.nan  # in the lower triangle, which UPLO='L' reads
+    x = tfr.asarray(a)
+    for _ in range(2):
+        with eng, pytest.raises(LinAlgError) as info:
+            call(x)
+    assert info.value.kind == "NOT_FINITE"
+    misses = eng.buffer_pool_cache_stats().misses
+    with eng, pytest.raises(LinAlgError):
+        call(x)
+    assert eng.buffer_pool_cache_stats().misses == misses
+    assert not host.reading

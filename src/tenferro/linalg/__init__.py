@@ -290,6 +290,15 @@ def eigh(x: Any, /, *, UPLO: str = "L") -> EighResult:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x)
+    if m is not None:
+        eng = default_engine()
+        if eng.__class__ is CpuEngine:
+            # A C-ordered matrix: the lean path from its column-major owner, copied
+            # transposed into LAPACK's buffer (the general path's copy of the view).
+            lean = _lean.eigh(eng, m, UPLO, True, True)
+            if lean is not None:
+                return _new_tuple(EighResult, lean)
     a, nb = _trailing(x, "linalg.eigh")
     w, v = default_engine().eigh(a, UPLO)
     return EighResult(_leading(w, nb, 1), _leading(v, nb))  # type: ignore[arg-type]
@@ -300,6 +309,13 @@ def eigvalsh(x: Any, /, *, UPLO: str = "L") -> ArrayLike:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x)
+    if m is not None:
+        eng = default_engine()
+        if eng.__class__ is CpuEngine:
+            lean = _lean.eigh(eng, m, UPLO, False, True)  # as in `eigh`
+            if lean is not None:
+                return lean  # type: ignore[no-any-return]
     a, nb = _trailing(x, "linalg.eigvalsh")
     return _leading(default_engine().eigvalsh(a, UPLO), nb, 1)
 

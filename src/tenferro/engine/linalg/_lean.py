@@ -287,19 +287,36 @@ def _solve(
 
 
 # ---------------------------------------------------------------------- eigenproblems
-def _eigh(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, lower: int, vectors: bool) -> Any:
-    if not K.finite_triangle(_fmat(fa, n, n), lower):
+def _eigh(
+    eng: EngineBase,
+    fa: Array,
+    dt: DType,
+    n: int,
+    _n: int,
+    lower: int,
+    vectors: bool,
+    rows: bool,
+) -> Any:
+    # ``rows``: the matrix is fa's transpose (a C-ordered matrix's column-major owner,
+    # `mirror`), written transposed into the column-major buffer LAPACK overwrites: the
+    # copy the general path makes of the C-ordered view, so the same bits come out.
+    a = _fmat(fa, n, n).T if rows else _fmat(fa, n, n)
+    if not K.finite_triangle(a, lower):
         return None  # NaN or +-inf: the general path refuses it (typed)
     pool = eng._pool
     sizes = K._syevd_sizes(dt, n, vectors, lower)
     real = dt.real
     w_owner, w = _take(eng, real.numpy, n)
     owner, flat = _take(eng, dt.numpy, n * n)
-    flat[...] = fa
     target = _fmat(flat, n, n)
-    w_, v_, info = f2py("syevd", dt)(
-        target, compute_v=int(vectors), lower=lower, overwrite_a=1, **sizes
-    )
+    if rows:
+        target[...] = a
+    else:
+        flat[...] = fa
+    del a
+    # The wrapper's arguments by position (a, compute_v, lower, lwork, liwork[, lrwork],
+    # overwrite_a: its documented order): f2py parses keywords slower.
+    w_, v_, info = f2py("syevd", dt)(target, int(vectors), lower, *sizes.values(), 1)
     if vectors and v_ is not target:  # pragma: no cover - in place on F-ordered input
         target[...] = v_
     del v_, target
@@ -318,11 +335,16 @@ def _eigh(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, lower: int, ve
     return values, _pooled((n, n), dt, owner, flat, rec)
 
 
-def eigh(eng: EngineBase, a: Any, uplo: str, vectors: bool) -> Any:
-    """The lean `LinalgOps.eigh` (``vectors``) or ``eigvalsh``, or None (see `run`)."""
+def eigh(eng: EngineBase, a: Any, uplo: str, vectors: bool, rows: bool = False) -> Any:
+    """The lean `LinalgOps.eigh` (``vectors``) or ``eigvalsh``, or None (see `run`).
+
+    ``rows``: the matrix is ``a.T`` (``a``: the column-major owner of a C-ordered
+    matrix, the namespace's `linalg.eigh`), with the results the general path gives
+    for that C-ordered matrix.
+    """
     if uplo.__class__ is not str or uplo not in ("L", "U"):
         return None  # the general path refuses it (typed)
-    return run(eng, a, True, _eigh, int(uplo == "L"), vectors)
+    return run(eng, a, True, _eigh, int(uplo == "L"), vectors, rows)
 
 
 def _eig(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Any:
