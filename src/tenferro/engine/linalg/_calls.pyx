@@ -201,6 +201,12 @@ cdef class QrPlan:
     R are written transposed (`_lean._qr_rows`). ``scratch``: the elements of the one
     pooled scratch buffer a call needs: the matrix's copy (``m * n``), ``tau`` (``k``),
     the workspace, and for ``rows`` Q before its transposition (``m * qc``).
+
+    When Q has the matrix's shape (``qc == n``: a reduced QR with ``m >= n``, or a
+    square one), Q is built where the matrix was factored (``?orgqr`` reads the
+    reflectors where ``?geqrf`` left them, as LAPACK allows): in Q's own buffer (no
+    copy of the matrix in the scratch), or for ``rows`` in the matrix's copy (no
+    second ``m x qc`` block). The values are the same as from a separate copy.
     """
 
     cdef readonly size_t geqrf
@@ -214,6 +220,7 @@ cdef class QrPlan:
     cdef readonly int itemsize
     cdef readonly bint rows
     cdef readonly Py_ssize_t scratch
+    cdef bint in_q
     cdef Py_ssize_t tau_at
     cdef Py_ssize_t work_at
     cdef Py_ssize_t q_at
@@ -238,10 +245,12 @@ cdef class QrPlan:
         self.lwork_org = lwork_org
         self.itemsize = itemsize
         self.rows = rows
-        self.tau_at = <Py_ssize_t>m * n
+        self.in_q = qc == n
+        # The matrix's copy: in the scratch, unless Q's own buffer serves (`in_q`).
+        self.tau_at = 0 if self.in_q and not rows else <Py_ssize_t>m * n
         self.work_at = self.tau_at + self.k
         self.q_at = self.work_at + max(lwork_qr, lwork_org)
-        self.scratch = self.q_at + (<Py_ssize_t>m * qc if rows else 0)
+        self.scratch = self.q_at + (<Py_ssize_t>m * qc if rows and not self.in_q else 0)
 
 
 cdef inline void _transpose(
@@ -324,6 +333,7 @@ def qr_run(QrPlan plan not None, object a, object scratch, object q, object r):
     cdef char* pr
     cdef char* tau
     cdef char* work
+    cdef char* pm
     cdef char* qs
     cdef geqrf_fn geqrf = <geqrf_fn>plan.geqrf
     cdef orgqr_fn orgqr = <orgqr_fn>plan.orgqr
@@ -341,19 +351,26 @@ def qr_run(QrPlan plan not None, object a, object scratch, object q, object r):
                     pr = _span(&vr, qc * n * size, "R")
                     tau = ps + plan.tau_at * size
                     work = ps + plan.work_at * size
-                    qs = ps + plan.q_at * size if rows else pq
+                    # pm: where the matrix is factored; qs: where Q is built.
+                    if rows:
+                        pm = ps
+                        qs = ps if plan.in_q else ps + plan.q_at * size
+                    else:
+                        pm = pq if plan.in_q else ps
+                        qs = pq
                     with nogil:
                         if rows:
-                            _moves(size, 0, ps, pa, n, m, 0, False)
+                            _moves(size, 0, pm, pa, n, m, 0, False)
                         else:
-                            memcpy(ps, pa, <size_t>(m * n * size))
-                        geqrf(&im, &i_n, ps, &im, tau, work, &lw_qr, &info)
+                            memcpy(pm, pa, <size_t>(m * n * size))
+                        geqrf(&im, &i_n, pm, &im, tau, work, &lw_qr, &info)
                         if info == 0:
-                            _moves(size, 1, pr, ps, m, qc, n, rows)
-                            # The reflectors (the first k columns) go into Q's memory,
-                            # which ?orgqr overwrites in place with Q (it sets any
-                            # columns past k itself).
-                            memcpy(qs, ps, <size_t>(m * k * size))
+                            _moves(size, 1, pr, pm, m, qc, n, rows)
+                            # The reflectors (the first k columns) go into Q's memory
+                            # unless they are there already, and ?orgqr overwrites
+                            # them in place with Q (it sets any columns past k itself).
+                            if qs != pm:
+                                memcpy(qs, pm, <size_t>(m * k * size))
                             orgqr(&im, &iqc, &ik, qs, &im, tau, work, &lw_org, &info)
                             if info == 0 and rows:
                                 _moves(size, 0, pq, qs, m, qc, 0, False)
