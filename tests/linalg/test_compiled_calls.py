@@ -244,3 +244,223 @@ def test_a_tall_svd_that_raises_drops_its_buffers_and_marks_the_operand(
     assert eng.buffer_pool_stats() == BufferPoolStats(0, 0)  # dropped, not pooled
     assert x._source.failed_read
     assert not host.reading
+
+
+# ---------------------------------------------------------------------- qr_run
+def _bits(t: Any) -> bytes:
+    return np.ascontiguousarray(np.asarray(t)).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    m=st.integers(1, 40),
+    n=st.integers(1, 40),
+    mode=st.sampled_from(["reduced", "complete"]),
+    seed=st.integers(0, 2**16),
+)
+def test_the_compiled_lean_qr_gives_the_general_paths_bits(
+    dtype: Any, m: int, n: int, mode: str, seed: int
+) -> None:
+    # The general path runs f2py's ?geqrf/?orgqr with the same workspace sizes: the
+    # compiled call (on the owner, and on a C-ordered view: transposed) must match it.
+    a = _rand((m, n), dtype, seed)
+    eng = tfr.CpuEngine()
+    want = eng.qr(tfr.from_numpy(np.array(a, order="F")).as_view(), mode)
+    owner = eng.qr(tfr.from_numpy(np.array(a, order="F")), mode)
+    with eng:
+        view = tfr.linalg.qr(tfr.asarray(a.copy()), mode=mode)
+    for got in (owner, view):
+        for x, y in zip(got, want, strict=True):
+            assert x.shape == y.shape and x.dtype == y.dtype
+            assert _bits(x) == _bits(y)
+
+
+def _qr_plan(rows: bool, m: int = 6, n: int = 4) -> Any:
+    from tenferro.dtype import DType
+    from tenferro.engine.linalg import _kernels
+
+    return _kernels.qr_plan(DType.F64, m, n, min(m, n), rows)
+
+
+@pytest.mark.parametrize("short", ["a", "scratch", "q", "r"])
+@pytest.mark.parametrize("rows", [False, True])
+def test_qr_run_refuses_a_buffer_smaller_than_its_plan(short: str, rows: bool) -> None:
+    from tenferro.engine.linalg._calls import qr_run
+
+    plan = _qr_plan(rows)
+    sizes = {"a": 24, "scratch": plan.scratch, "q": 24, "r": 16}
+    arrays = {k: np.zeros(v - (k == short)) for k, v in sizes.items()}
+    with pytest.raises(ValueError, match="the plan needs"):
+        qr_run(plan, arrays["a"], arrays["scratch"], arrays["q"], arrays["r"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(0, 4, 4, 1, 1, 8), (6, 4, 5, 1, 1, 8), (6, 4, 4, 0, 1, 8), (6, 4, 4, 1, 1, 2)],
+    ids=["empty", "columns of Q", "workspace", "itemsize"],
+)
+def test_a_qr_plan_refuses_a_shape_it_cannot_serve(args: tuple[int, ...]) -> None:
+    from tenferro.engine.linalg._calls import QrPlan
+
+    m, n, qc, lw_qr, lw_org, size = args
+    with pytest.raises(ValueError, match="QrPlan"):
+        QrPlan(0, 0, m, n, qc, lw_qr, lw_org, size, False)
+
+
+def test_a_lean_qr_that_lapack_refuses_takes_the_general_path_and_gives_buffers_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tenferro.engine.linalg import _kernels
+
+    monkeypatch.setattr(_kernels, "qr_run", lambda *args: -1)
+    eng = tfr.CpuEngine()
+    a = _rand((7, 5), np.float64, 6)
+    x = tfr.asarray(a.copy())
+    for _ in range(2):
+        with eng:
+            q, r = tfr.linalg.qr(x)
+        np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, atol=1e-12)
+        del q, r
+    misses = eng.buffer_pool_cache_stats().misses
+    with eng:
+        tfr.linalg.qr(x)
+    assert eng.buffer_pool_cache_stats().misses == misses
+    assert not host.reading
+
+
+# ---------------------------------------------------------------------- the return lane
+@pytest.mark.parametrize(
+    ("call", "shape"),
+    [
+        (lambda x: tfr.linalg.svd(x, full_matrices=False), (4, 9)),
+        (lambda x: tfr.linalg.svd(x, full_matrices=True), (4, 9)),
+        (lambda x: tfr.linalg.svd(x, full_matrices=False), (64, 32)),
+        (lambda x: tfr.linalg.qr(x), (9, 4)),
+        (lambda x: tfr.linalg.qr(x, mode="complete"), (4, 9)),
+    ],
+    ids=["svd wide", "svd wide full", "svd tall (rows)", "qr", "qr complete"],
+)
+def test_a_repeated_namespace_factorisation_takes_every_buffer_from_the_return_lane(
+    call: Any, shape: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Buffers are taken in the order the namespace hands the results out, so the
+    # results' release (a tuple drops last to first) leaves each on top of the lane
+    # when the next call asks for it: no request takes the pool's lock.
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(_rand(shape, np.float64))
+    with eng:
+        call(x)
+        locked: list[int] = []
+        pool_class = type(eng._pool)
+        real = pool_class._acquire_locked
+
+        def counted(self: Any, dtype: Any, n: int, kept: bool = False) -> Any:
+            locked.append(n)
+            return real(self, dtype, n, kept)
+
+        monkeypatch.setattr(pool_class, "_acquire_locked", counted)
+        for _ in range(3):
+            call(x)
+    assert locked == []
+
+
+# ---------------------------------------------------------------------- gesdd_run
+@settings(max_examples=40, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    m=st.integers(1, 24),
+    n=st.integers(1, 24),
+    full=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_the_lean_svd_gives_the_general_paths_bits(
+    dtype: Any, m: int, n: int, full: bool, seed: int
+) -> None:
+    # The lean path hands gesdd_run its arrays and the matrix to copy; the general
+    # path copies in numpy and passes addresses: the same call must give the same bits.
+    a = _rand((m, n), dtype, seed)
+    eng = tfr.CpuEngine()
+    want = eng.svd(tfr.from_numpy(np.array(a, order="F")).as_view(), full_matrices=full)
+    got = eng.svd(tfr.from_numpy(np.array(a, order="F")), full_matrices=full)
+    for x, y in zip(got, want, strict=True):
+        assert x.shape == y.shape and x.dtype == y.dtype
+        assert _bits(x) == _bits(y)
+    values = eng.svdvals(tfr.from_numpy(np.array(a, order="F")))
+    assert _bits(values) == _bits(eng.svdvals(tfr.from_numpy(np.array(a, order="F")).as_view()))
+
+
+@pytest.mark.parametrize("short", ["scratch", "matrix"])
+def test_gesdd_run_refuses_a_scratch_or_matrix_smaller_than_its_plan(short: str) -> None:
+    from tenferro.dtype import DType
+    from tenferro.engine.linalg._calls import gesdd_run
+    from tenferro.engine.linalg._svd import gesdd_plan
+
+    plan = gesdd_plan(DType.F64, b"S", 6, 4)
+    scratch = np.zeros(plan.scratch - (short == "scratch"))
+    a = np.zeros(24 - (short == "matrix"))
+    u, s, vt = np.zeros(24), np.zeros(4), np.zeros(16)
+    with pytest.raises(ValueError, match="the plan needs"):
+        gesdd_run(plan, scratch, s, u, vt, a)
+
+
+# ---------------------------------------------------------------------- namespace eigh
+@settings(max_examples=40, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    n=st.integers(1, 24),
+    uplo=st.sampled_from(["L", "U"]),
+    hermitian=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_eigh_of_a_c_ordered_view_gives_the_general_paths_bits(
+    dtype: Any, n: int, uplo: str, hermitian: bool, seed: int
+) -> None:
+    # Not Hermitian: eigh reads only the triangle UPLO names, which must be the same one.
+    a = _rand((n, n), dtype, seed)
+    if hermitian:
+        a = (a + a.conj().T).astype(dtype)
+    eng = tfr.CpuEngine()
+    x = tfr.asarray(a.copy())
+    want_w, want_v = eng.eigh(x, uplo)  # a view: the general path
+    want_values = eng.eigvalsh(x, uplo)
+    with eng:
+        w, v = tfr.linalg.eigh(x, UPLO=uplo)
+        values = tfr.linalg.eigvalsh(x, UPLO=uplo)
+    assert type(v) is tfr.Tensor and v.shape == (n, n) and v.dtype == want_v.dtype
+    assert _bits(w) == _bits(want_w) and _bits(v) == _bits(want_v)
+    assert _bits(values) == _bits(want_values)
+    np.testing.assert_array_equal(np.asarray(x), a)  # the operand is untouched
+
+
+def test_eigh_of_a_c_ordered_view_takes_the_lean_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tenferro.engine.linalg as engine_linalg
+
+    def general(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the general path ran")
+
+    monkeypatch.setattr(engine_linalg, "run_call", general)
+    a = _rand((5, 5), np.float64)
+    x = tfr.asarray((a + a.T).copy())
+    w, _v = tfr.linalg.eigh(x)
+    np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(a + a.T), rtol=1e-12)
+    tfr.linalg.eigvalsh(x)
+
+
+@pytest.mark.parametrize("call", [tfr.linalg.eigh, tfr.linalg.eigvalsh], ids=["eigh", "eigvalsh"])
+def test_eigh_of_a_c_ordered_view_with_nan_is_refused_typed_and_gives_buffers_back(
+    call: Any,
+) -> None:
+    eng = tfr.CpuEngine()
+    a = np.eye(4)
+    a[3, 1] = np.nan  # in the lower triangle, which UPLO='L' reads
+    x = tfr.asarray(a)
+    for _ in range(2):
+        with eng, pytest.raises(LinAlgError) as info:
+            call(x)
+    assert info.value.kind == "NOT_FINITE"
+    misses = eng.buffer_pool_cache_stats().misses
+    with eng, pytest.raises(LinAlgError):
+        call(x)
+    assert eng.buffer_pool_cache_stats().misses == misses
+    assert not host.reading

@@ -266,11 +266,10 @@ def _failing_f2py(name: str, dt: Any) -> Any:
         (lambda e, a, b: e.det(a), False),
         (lambda e, a, b: e.inv(a), False),
         (lambda e, a, b: e.eigh(a), False),
-        (lambda e, a, b: e.qr(a), False),
         (lambda e, a, b: e.solve(a, b), True),
         (lambda e, a, b: e.lstsq(a, b), True),
     ],
-    ids=["det", "inv", "eigh", "qr", "solve", "lstsq"],
+    ids=["det", "inv", "eigh", "solve", "lstsq"],
 )
 def test_a_lean_kernel_that_raises_drops_its_buffers_and_never_pools_its_operands(
     call: Callable[..., Any], reads_b: bool, monkeypatch: pytest.MonkeyPatch
@@ -300,6 +299,34 @@ def test_a_lean_svd_that_raises_drops_its_buffers(monkeypatch: pytest.MonkeyPatc
         eng.svd(a)
     assert eng.buffer_pool_stats() == EMPTY
     assert a._st.failed_read  # new failure policy: marked, not unpooled for good
+    assert not host.reading
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda e, a: e.qr(a),
+        lambda e, a: tfr.linalg.qr(a.as_view().transpose_view((1, 0))),
+    ],
+    ids=["qr", "qr of a C-ordered view"],
+)
+def test_a_lean_qr_that_raises_drops_its_buffers_and_never_pools_its_operand(
+    call: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lean QR's LAPACK calls are one compiled call (`_calls.qr_run`), no longer
+    # f2py's wrappers: the failure rule is checked on that call.
+    from tenferro.engine.linalg import _kernels
+
+    def boom(*args: Any) -> int:
+        raise _Boom("qr failed")
+
+    monkeypatch.setattr(_kernels, "qr_run", boom)
+    eng = tfr.CpuEngine()
+    a = _engine_output(eng, _rand((5, 4), np.float64))
+    with pytest.raises(_Boom), eng:
+        call(eng, a)
+    assert eng.buffer_pool_stats() == EMPTY
+    assert a._st.failed_read
     assert not host.reading
 
 

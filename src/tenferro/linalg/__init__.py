@@ -200,7 +200,9 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
         # A tall x is factored as it is (LAPACK's faster tall path), not as m's wide SVD.
         lean = None
         if eng.__class__ is CpuEngine:
-            lean = _lean.svd_rows(eng, m, full_matrices) or _lean.svd(eng, m, full_matrices, True)
+            lean = _lean.svd_rows(eng, m, full_matrices) or _lean.svd(
+                eng, m, full_matrices, True, True
+            )
         u, s, vh = lean if lean is not None else eng.svd(m, full_matrices=full_matrices)
         return _new_tuple(SVDResult, (unmirror(vh), s, unmirror(u)))
     f = _f_owner(x)
@@ -288,6 +290,15 @@ def eigh(x: Any, /, *, UPLO: str = "L") -> EighResult:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x)
+    if m is not None:
+        eng = default_engine()
+        if eng.__class__ is CpuEngine:
+            # A C-ordered matrix: the lean path from its column-major owner, copied
+            # transposed into LAPACK's buffer (the general path's copy of the view).
+            lean = _lean.eigh(eng, m, UPLO, True, True)
+            if lean is not None:
+                return _new_tuple(EighResult, lean)
     a, nb = _trailing(x, "linalg.eigh")
     w, v = default_engine().eigh(a, UPLO)
     return EighResult(_leading(w, nb, 1), _leading(v, nb))  # type: ignore[arg-type]
@@ -298,6 +309,13 @@ def eigvalsh(x: Any, /, *, UPLO: str = "L") -> ArrayLike:
 
     Ownership: **borrows** the input; results are new pooled tensors (views of them if batched).
     """
+    m = _c_owner(x)
+    if m is not None:
+        eng = default_engine()
+        if eng.__class__ is CpuEngine:
+            lean = _lean.eigh(eng, m, UPLO, False, True)  # as in `eigh`
+            if lean is not None:
+                return lean  # type: ignore[no-any-return]
     a, nb = _trailing(x, "linalg.eigvalsh")
     return _leading(default_engine().eigvalsh(a, UPLO), nb, 1)
 

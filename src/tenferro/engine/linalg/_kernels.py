@@ -24,6 +24,9 @@ from __future__ import annotations
 from ._calls import (
     gesdd_run as gesdd_run,
 )
+from ._calls import (
+    qr_run as qr_run,
+)
 from ._common import (
     _copy_triangle as _copy_triangle,
 )
@@ -129,6 +132,9 @@ from ._qr import (
 from ._qr import (
     qr as qr,
 )
+from ._qr import (
+    qr_plan as qr_plan,
+)
 from ._svd import (
     GesddPlan as GesddPlan,
 )
@@ -172,6 +178,8 @@ __all__ = [
     "pinv",
     "pinv_from_svd",
     "qr",
+    "qr_plan",
+    "qr_run",
     "real_geev_to_complex",
     "residual_sums",
     "slogdet",

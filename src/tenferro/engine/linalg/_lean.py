@@ -287,19 +287,36 @@ def _solve(
 
 
 # ---------------------------------------------------------------------- eigenproblems
-def _eigh(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, lower: int, vectors: bool) -> Any:
-    if not K.finite_triangle(_fmat(fa, n, n), lower):
+def _eigh(
+    eng: EngineBase,
+    fa: Array,
+    dt: DType,
+    n: int,
+    _n: int,
+    lower: int,
+    vectors: bool,
+    rows: bool,
+) -> Any:
+    # ``rows``: the matrix is fa's transpose (a C-ordered matrix's column-major owner,
+    # `mirror`), written transposed into the column-major buffer LAPACK overwrites: the
+    # copy the general path makes of the C-ordered view, so the same bits come out.
+    a = _fmat(fa, n, n).T if rows else _fmat(fa, n, n)
+    if not K.finite_triangle(a, lower):
         return None  # NaN or +-inf: the general path refuses it (typed)
     pool = eng._pool
     sizes = K._syevd_sizes(dt, n, vectors, lower)
     real = dt.real
     w_owner, w = _take(eng, real.numpy, n)
     owner, flat = _take(eng, dt.numpy, n * n)
-    flat[...] = fa
     target = _fmat(flat, n, n)
-    w_, v_, info = f2py("syevd", dt)(
-        target, compute_v=int(vectors), lower=lower, overwrite_a=1, **sizes
-    )
+    if rows:
+        target[...] = a
+    else:
+        flat[...] = fa
+    del a
+    # The wrapper's arguments by position (a, compute_v, lower, lwork, liwork[, lrwork],
+    # overwrite_a: its documented order): f2py parses keywords slower.
+    w_, v_, info = f2py("syevd", dt)(target, int(vectors), lower, *sizes.values(), 1)
     if vectors and v_ is not target:  # pragma: no cover - in place on F-ordered input
         target[...] = v_
     del v_, target
@@ -318,11 +335,16 @@ def _eigh(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int, lower: int, ve
     return values, _pooled((n, n), dt, owner, flat, rec)
 
 
-def eigh(eng: EngineBase, a: Any, uplo: str, vectors: bool) -> Any:
-    """The lean `LinalgOps.eigh` (``vectors``) or ``eigvalsh``, or None (see `run`)."""
+def eigh(eng: EngineBase, a: Any, uplo: str, vectors: bool, rows: bool = False) -> Any:
+    """The lean `LinalgOps.eigh` (``vectors``) or ``eigvalsh``, or None (see `run`).
+
+    ``rows``: the matrix is ``a.T`` (``a``: the column-major owner of a C-ordered
+    matrix, the namespace's `linalg.eigh`), with the results the general path gives
+    for that C-ordered matrix.
+    """
     if uplo.__class__ is not str or uplo not in ("L", "U"):
         return None  # the general path refuses it (typed)
-    return run(eng, a, True, _eigh, int(uplo == "L"), vectors)
+    return run(eng, a, True, _eigh, int(uplo == "L"), vectors, rows)
 
 
 def _eig(eng: EngineBase, fa: Array, dt: DType, n: int, _n: int) -> Any:
@@ -364,43 +386,20 @@ def eig(eng: EngineBase, a: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- QR, expm
-def _householder(dt: DType, a_s: Array, r: Array, q: Array, m: int, n: int, qc: int) -> bool:
-    """The QR of the column-major ``m x n`` ``a_s`` (overwritten): ``?geqrf``, then R
-    (``qc x n``, zero below its diagonal) into ``r`` and ``?orgqr``'s Q (``m x qc``)
-    in place in ``q``. Every element of ``r`` and ``q`` is written. False when LAPACK
-    reports an argument error (it reports nothing else)."""
-    k = min(m, n)
-    # ``lwork`` and ``overwrite_a`` positionally (the wrappers' documented order): f2py
-    # parses keywords half a microsecond slower per call.
-    qr_, tau, _work, info = f2py("geqrf", dt)(a_s, K._lwork("geqrf", dt, m, n), 1)
-    if qr_ is not a_s:  # pragma: no cover - f2py works in place on F-ordered input
-        a_s[...] = qr_
-    del qr_
-    if info:  # pragma: no cover - geqrf reports only wrong arguments
-        return False
-    r[k:] = 0
-    K._copy_triangle(r[:k], a_s[:k], upper=True)
-    # The reflectors go into Q's buffer, which orgqr overwrites in place with Q.
-    q[:, :k] = a_s[:, :k]
-    q_, _work, info = f2py("orgqr", dt)(q, tau, K._orgqr_lwork(dt, m, qc, k), 1)
-    if q_ is not q:  # pragma: no cover - in place, as above
-        q[...] = q_
-    return not info
-
-
 def _qr(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool) -> Any:
     pool = eng._pool
     npdt = dt.numpy
     qc = m if complete else min(m, n)
+    plan = K.qr_plan(dt, m, n, qc, False)
     q_owner, qf = _take(eng, npdt, m * qc)
     r_owner, rf = _take(eng, npdt, qc * n)
-    s_owner, sf = _take(eng, npdt, m * n)
-    sf[...] = fa
-    done = _householder(dt, _fmat(sf, m, n), _fmat(rf, qc, n), _fmat(qf, m, qc), m, n, qc)
+    s_owner, sf = _take(eng, npdt, plan.scratch)
+    # ?geqrf on a copy of fa, R off its triangle, ?orgqr's Q in place in qf: compiled.
+    info = K.qr_run(plan, fa, sf, qf, rf)
     # INVARIANT: no array over a buffer is left when it goes back.
     del sf
     pool.recycle(s_owner, 0)
-    if not done:  # pragma: no cover - LAPACK reports only wrong arguments
+    if info:  # LAPACK reports only wrong arguments
         del qf, rf
         pool.recycle(q_owner, 0)
         pool.recycle(r_owner, 0)
@@ -422,27 +421,23 @@ def _qr_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, complete: bo
     (column-major ``Q^T``, ``R^T``: the C-ordered Q and R of ``x``).
 
     ``?geqrf``/``?orgqr`` on a column-major copy of ``x`` (the copy every QR makes, here
-    a transposing one), then one transposing copy of Q into its output: for tall
-    matrices twice as fast as the LQ of ``fa`` (``?gelqf``/``?orglq``), which needs no
-    transposition but runs LAPACK's slower row-wise reflectors.
+    a transposing one), then one transposing copy of Q into its output (`_calls.qr_run`
+    with a ``rows`` plan): for tall matrices twice as fast as the LQ of ``fa``
+    (``?gelqf``/``?orglq``), which needs no transposition but runs LAPACK's slower
+    row-wise reflectors.
     """
     pool = eng._pool
     npdt = dt.numpy
     qc = m if complete else min(m, n)
+    plan = K.qr_plan(dt, m, n, qc, True)
     q_owner, qf = _take(eng, npdt, qc * m)
     r_owner, rf = _take(eng, npdt, n * qc)
-    s_owner, sf = _take(eng, npdt, m * n + m * qc)
-    a_s = _fmat(sf[: m * n], m, n)
-    a_s[...] = _fmat(fa, n, m).T
-    q = _fmat(sf[m * n :], m, qc)  # Q in scratch, transposed into its output below
-    # R (qc x n) in R^T's column-major buffer.
-    done = _householder(dt, a_s, _fmat(rf, n, qc).T, q, m, n, qc)
-    if done:
-        _fmat(qf, qc, m)[...] = q.T  # every element of Q^T
+    s_owner, sf = _take(eng, npdt, plan.scratch)
+    info = K.qr_run(plan, fa, sf, qf, rf)
     # INVARIANT: no array over a buffer is left when it goes back.
-    del a_s, q, sf
+    del sf
     pool.recycle(s_owner, 0)
-    if not done:  # pragma: no cover - LAPACK reports only wrong arguments
+    if info:  # LAPACK reports only wrong arguments
         del qf, rf
         pool.recycle(q_owner, 0)
         pool.recycle(r_owner, 0)
@@ -482,18 +477,19 @@ def _gesdd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, jobz: bytes, o
         return -4  # NaN or +-inf (gesdd may never return): the general path refuses it
     plan = K.gesdd_plan(dt, jobz, m, n)
     owner, scratch = _take(eng, dt.numpy, plan.scratch)
-    scratch[: m * n] = fa
-    base = ptr(scratch)
+    # fa copied into the scratch and every address read in the compiled call.
     if len(outs) == 3:
-        info = K.gesdd_run(plan, base, ptr(outs[1]), ptr(outs[0]), ptr(outs[2]))
+        info = K.gesdd_run(plan, scratch, outs[1], outs[0], outs[2], fa)
     else:
-        info = K.gesdd_run(plan, base, ptr(outs[0]), base, base)
+        info = K.gesdd_run(plan, scratch, outs[0], scratch, scratch, fa)
     del scratch  # INVARIANT: no array over the scratch is left when it goes back
     eng._pool.recycle(owner, 0)
     return info
 
 
-def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vectors: bool) -> Any:
+def _svd(
+    eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vectors: bool, swapped: bool
+) -> Any:
     k = min(m, n)
     real = dt.real
     rec = eng._recycler
@@ -506,9 +502,16 @@ def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vect
         return _pooled((k,), real, s_owner, s, rec)
     ucols, vrows = (m, n) if full else (k, k)
     npdt = dt.numpy
-    u_owner, u = _take(eng, npdt, m * ucols)
-    s_owner, s = _take(eng, real.numpy, k)
-    v_owner, v = _take(eng, npdt, vrows * n)
+    # Taken in the order the caller hands them out (see `_take`): (U, S, Vh), or
+    # ``swapped``, (Vh, S, U) (the namespace's SVD of a C-ordered matrix, `svd`).
+    if swapped:
+        v_owner, v = _take(eng, npdt, vrows * n)
+        s_owner, s = _take(eng, real.numpy, k)
+        u_owner, u = _take(eng, npdt, m * ucols)
+    else:
+        u_owner, u = _take(eng, npdt, m * ucols)
+        s_owner, s = _take(eng, real.numpy, k)
+        v_owner, v = _take(eng, npdt, vrows * n)
     if _gesdd(eng, fa, dt, m, n, b"A" if full else b"S", (u, s, v)):
         del u, s, v
         for buf in (v_owner, s_owner, u_owner):
@@ -521,11 +524,16 @@ def _svd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vect
     )
 
 
-def svd(eng: EngineBase, a: Any, full_matrices: Any, vectors: bool) -> Any:
-    """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`)."""
+def svd(eng: EngineBase, a: Any, full_matrices: Any, vectors: bool, swapped: bool = False) -> Any:
+    """The lean `LinalgOps.svd` ``(U, S, Vh)`` or ``svdvals`` (S), or None (see `run`).
+
+    ``swapped``: the caller hands the results out as ``(Vh, S, U)`` (transposed: the
+    SVD of a C-ordered matrix from its column-major owner's), so they are taken from
+    the pool in that order; the values are the same.
+    """
     if full_matrices.__class__ is not bool:
         return None  # the general path validates it (before any buffer is taken)
-    return run(eng, a, False, _svd, full_matrices, vectors)
+    return run(eng, a, False, _svd, full_matrices, vectors, swapped)
 
 
 def _svd_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, full: bool) -> Any:
@@ -547,10 +555,11 @@ def _svd_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, full: bool)
     jobz = b"A" if full else b"S"
     if not K.finite(fa):
         return None  # NaN or +-inf: the general path refuses it
-    # Results first, in the order they are returned (see `_take`), then the scratch.
-    v_owner, v = _take(eng, npdt, n * vrows)  # Vh^T of x: the SVD of fa's U
-    s_owner, sv = _take(eng, real.numpy, k)
+    # Results first, in the order the caller hands them out (x's U, S, Vh: see
+    # `_take`), then the scratch.
     u_owner, u = _take(eng, npdt, ucols * m)  # U^T of x: the SVD of fa's Vh
+    s_owner, sv = _take(eng, real.numpy, k)
+    v_owner, v = _take(eng, npdt, n * vrows)  # Vh^T of x: the SVD of fa's U
     plan = K.gesdd_plan(dt, jobz, m, n)
     at_u = plan.scratch
     at_v = at_u + m * ucols

@@ -9,6 +9,7 @@ import numpy as np
 from ...dtype import DType
 from ...errors import ValidationError
 from ._adapter import LinalgCall
+from ._calls import QrPlan
 from ._common import (
     _check_info,
     _copy_triangle,
@@ -27,6 +28,7 @@ from ._lapack import (
     lwork_from,
     ptr,
     raw,
+    raw_address,
     ref_int,
     remember,
 )
@@ -37,6 +39,35 @@ def _check_mode(op: str, mode: str) -> None:
         raise ValidationError(
             op, f"mode must be 'reduced' or 'complete', got {mode!r}", kind="INVALID_MODE"
         )
+
+
+_qr_plans: dict[tuple[DType, int, int, int, bool], QrPlan] = {}
+
+
+def qr_plan(dt: DType, m: int, n: int, qc: int, rows: bool) -> QrPlan:
+    """The cached `_calls.QrPlan` of the lean QR of an ``m x n`` matrix with ``qc``
+    columns of Q (``rows``: read from and written as transposes, `_lean._qr_rows`).
+
+    Its workspace sizes are the ones the general path passes (`_lwork`,
+    `_orgqr_lwork`): the same blocked code runs on either path.
+    """
+    key = (dt, m, n, qc, rows)
+    plan = _qr_plans.get(key)
+    if plan is None:
+        k = min(m, n)
+        plan = QrPlan(
+            raw_address("geqrf", dt),
+            raw_address("orgqr", dt),
+            m,
+            n,
+            qc,
+            _lwork("geqrf", dt, m, n),
+            _orgqr_lwork(dt, m, qc, k),
+            dt.numpy.itemsize,
+            rows,
+        )
+        remember(_qr_plans, key, plan)
+    return plan
 
 
 def qr(call: LinalgCall, x: Any, mode: str) -> None:
