@@ -346,20 +346,31 @@ def test_a_repeated_namespace_factorisation_takes_every_buffer_from_the_return_l
 ) -> None:
     # Buffers are taken in the order the namespace hands the results out, so the
     # results' release (a tuple drops last to first) leaves each on top of the lane
-    # when the next call asks for it: no request takes the pool's lock.
+    # when the next call asks for it: no request takes the pool's lock (the lane's
+    # hand-out and return are lock-free; every other step of the pool locks).
     eng = tfr.CpuEngine()
     x = tfr.asarray(_rand(shape, np.float64))
     with eng:
         call(x)
-        locked: list[int] = []
-        pool_class = type(eng._pool)
-        real = pool_class._acquire_locked
+        pool = eng._pool
+        locked: list[None] = []
+        real = pool._lock
 
-        def counted(self: Any, dtype: Any, n: int, kept: bool = False) -> Any:
-            locked.append(n)
-            return real(self, dtype, n, kept)
+        class CountingLock:
+            def acquire(self, *args: Any) -> bool:
+                locked.append(None)
+                return bool(real.acquire(*args))
 
-        monkeypatch.setattr(pool_class, "_acquire_locked", counted)
+            def release(self) -> None:
+                real.release()
+
+            def __enter__(self) -> bool:
+                return self.acquire()
+
+            def __exit__(self, *exc: object) -> None:
+                self.release()
+
+        monkeypatch.setattr(pool, "_lock", CountingLock())
         for _ in range(3):
             call(x)
     assert locked == []
