@@ -1,7 +1,8 @@
 """The compiled extensions (docs/internals.md, "The compiled core").
 
 Everything else about the package is declared in pyproject.toml; this file exists
-only because one extension (tenferro/_roots.pyx) compiles against numpy's C API,
+only because two extensions (tenferro/_roots.pyx, tenferro/engine/_core.pyx) compile
+against numpy's C API,
 whose header directory is known only at build time (``numpy.get_include()``), which
 pyproject.toml's static ``ext-modules`` table cannot express.
 """
@@ -11,7 +12,14 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("tenferro.engine._core", ["src/tenferro/engine/_core.pyx"]),
+        # The core builds its internal arrays (operands read on a buffer's memory, the
+        # output's shaped array) with numpy's C API: a third of a reshape's cost.
+        Extension(
+            "tenferro.engine._core",
+            ["src/tenferro/engine/_core.pyx"],
+            include_dirs=[numpy.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
         Extension("tenferro.storage._fields", ["src/tenferro/storage/_fields.pyx"]),
         # The SVD's LAPACK call and the finiteness check before every iterative LAPACK
         # call (docs/linalg.md, "Memory: what is pooled and what is not").
