@@ -46,9 +46,14 @@ _forbid = _Forbid()
 
 
 def copy_stats() -> CopyStats:
-    """The running totals of physical copies made by the library (all threads)."""
+    """The running totals of physical copies made by the library (all threads): those
+    counted here (`count_copy`) and those the compiled core counted itself
+    (`engine._core.copy_counts`: an owner's planned reshape copy)."""
+    from .engine._core import copy_counts  # imported late: the core imports this module
+
     with _lock:
-        return CopyStats(_copies, _bytes)
+        core, core_bytes = copy_counts()
+        return CopyStats(_copies + core, _bytes + core_bytes)
 
 
 def record_copy(op: str, nbytes: int) -> None:

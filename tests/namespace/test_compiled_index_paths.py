@@ -137,6 +137,31 @@ def test_a_planned_owner_reshape_copy_is_refused_under_forbid_copies() -> None:
     assert tfr.copy_stats().copies == before
 
 
+def test_a_planned_owner_reshape_copy_counts_its_bytes_in_copy_stats() -> None:
+    x, _ = _owner((4, 4))
+    tfr.reshape(x, (16,))
+    before = tfr.copy_stats()
+    tfr.reshape(x, (16,))
+    after = tfr.copy_stats()
+    assert (after.copies, after.bytes) == (before.copies + 1, before.bytes + 16 * 8)
+
+
+def test_a_planned_owner_reshape_refused_for_a_writer_counts_no_copy() -> None:
+    x, _ = _owner((4, 4))
+    tfr.reshape(x, (16,))
+    before = tfr.copy_stats()
+    with x.map_write(), pytest.raises(tfr.BorrowError):
+        tfr.reshape(x, (16,))
+    assert tfr.copy_stats() == before
+
+
+def test_a_planned_owner_reshape_copy_keeps_the_owners_column_major_values() -> None:
+    n = np.asfortranarray(np.arange(24.0).reshape(2, 3, 4))
+    x = tfr.asarray(n)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(tfr.reshape(x, (24,))), n.reshape(24))
+
+
 def test_a_planned_owner_reshape_of_a_moved_tensor_is_refused() -> None:
     x, _ = _owner((4, 4))
     tfr.reshape(x, (16,))
