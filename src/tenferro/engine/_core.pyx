@@ -174,7 +174,9 @@ for _cls in (Tensor, TensorView):
 
 
 cdef inline object _descr(object arr):
-    # ``arr.dtype`` of an ndarray, read from the array's struct.
+    # ``arr.dtype``, read from the array's struct for an ndarray.
+    if not cnp.PyArray_Check(arr):
+        return arr.dtype
     return <object><PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr)
 
 
@@ -192,6 +194,8 @@ cdef object _over(
     of a reshape's cost. INVARIANT (the caller's): the layout reads only memory of
     ``base`` (a buffer's ``flat``, a root over it, or a pooled owner), and ``descr``
     is ``base``'s dtype or one of its itemsize."""
+    if not cnp.PyArray_Check(base):
+        raise TypeError("tenferro: an internal array over memory that is not an ndarray")
     Py_INCREF(descr)  # PyArray_NewFromDescr steals a reference to the descriptor
     cdef object arr = PyArray_NewFromDescr(
         <PyTypeObject*>cnp.ndarray, <PyObject*>descr, nd, dims, strides,
@@ -403,7 +407,7 @@ cdef object _c_source(object x):
     cdef object flat = (<BufferFields>src).flat
     if len(flat) != acc:
         return None
-    cdef object fd = flat.dtype
+    cdef object fd = _descr(flat)
     cdef object want = _np_dtype(_get(x, _V_DTYPE))
     if fd is not want and fd != want:
         return None
@@ -984,7 +988,7 @@ cdef inline BufferFields _read_source(object x, object c):
     st = _get(x, _V_SOURCE)
     if type(st) is not HostBuffer:
         return None
-    fd = (<BufferFields>st).flat.dtype
+    fd = _descr((<BufferFields>st).flat)
     want = _np_dtype(_get(x, _V_DTYPE))
     if fd is not want and fd != want:
         return None
@@ -1322,8 +1326,9 @@ cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize
     if type(st) is not HostBuffer:
         return None
     cdef object flat = (<BufferFields>st).flat
-    cdef object want = _numpy_of[_get(x, _V_DTYPE)]
-    if flat.dtype is not want and flat.dtype != want:
+    cdef object want = _np_dtype(_get(x, _V_DTYPE))
+    cdef object fd = _descr(flat)
+    if fd is not want and fd != want:
         return None
     cdef Py_ssize_t rows = dims[0]
     cdef Py_ssize_t cols = dims[1]
