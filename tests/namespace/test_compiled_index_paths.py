@@ -271,6 +271,27 @@ def test_a_matmul_of_a_sliced_view_equals_numpys() -> None:
         np.testing.assert_allclose(np.asarray(w[:, 3:7].T @ w[:, :4]), nw[:, 3:7].T @ nw[:, :4])
 
 
+def test_a_matmul_of_reversed_and_stepped_views_equals_numpys() -> None:
+    w, nw = _c_view((6, 8), 0)
+    v, nv = _c_view((8, 3), 1)
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(w[::-1, ::-1] @ v), nw[::-1, ::-1] @ nv)
+        np.testing.assert_allclose(np.asarray(w[::2, :] @ v[::-1]), nw[::2, :] @ nv[::-1])
+
+
+def test_a_matmul_of_a_sliced_view_adds_no_alias_and_leaves_no_pin() -> None:
+    w, nw = _c_view((6, 8), 0)
+    v, nv = _c_view((5, 4), 1)
+    part = w[1:5, 2:7]
+    part @ v
+    before = w._source.alias_count()
+    got = part @ v
+    after = w._source.alias_count()  # read outside an assert (which keeps its operands)
+    assert after == before
+    assert w._source.readers() == 0 and v._source.readers() == 0
+    np.testing.assert_allclose(np.asarray(got), nw[1:5, 2:7] @ nv)
+
+
 # ------------------------------------------------------------------------ comparisons
 @pytest.mark.parametrize(
     ("op", "fn"),

@@ -53,6 +53,7 @@ cimport cython
 cdef extern from "Python.h":
     uint64_t PyThreadState_GetID(PyThreadState*)
     # numpy's floating-point error state is a context variable (`_quiet_token`).
+    int PyContextVar_Get(object var, PyObject* default_value, PyObject** value) except -1
     object PyContextVar_Set(object var, object value)
     int PyContextVar_Reset(object var, object token) except -1
 
@@ -966,7 +967,12 @@ cdef inline object _quiet_token():
     global _quiet
     if _extobj is None:
         return None
-    cdef object cur = _extobj.get()
+    cdef PyObject* got = NULL
+    PyContextVar_Get(_extobj, NULL, &got)  # a new reference (numpy's var has a default)
+    if got is NULL:  # pragma: no cover - no value and no default: numpy.errstate
+        return None
+    cdef object cur = <object>got
+    Py_XDECREF(got)
     cdef tuple q = _quiet
     if q[0] is not cur:
         # `_make_extobj` starts from the current settings (buffer size, callback).
@@ -1299,10 +1305,10 @@ cdef inline object _matrix(object x, tuple how):
     """The ``(rows, cols)`` matrix a planned product reads from ``x``, without a copy.
 
     ``how`` is ``(kind, dims, ...)``: kind 0, a plain host tensor whose grouped matrix is
-    its flat in C order; 1, in F order (the caller pinned the tensor); 2, a view, read
-    as a strided array over the root it holds (a counted alias, as
-    `TensorView._strided` makes it), ``how[2]`` its byte strides, ``how[3]`` the
-    itemsize. Kind 3 (a transposing copy) is `_grouped`'s."""
+    its flat in C order; 1, in F order (the caller pinned the tensor); 2, a view,
+    ``how[2]`` its byte strides, ``how[3]`` the itemsize: read over its buffer's ``flat`` (`_flat_matrix`, pinned), else as a
+    strided array over the root it holds. Kind 3 (a transposing copy) is
+    `_grouped`'s."""
     cdef int kind = how[0]
     cdef tuple dims = how[1]
     if kind == 0 or kind == 1:
@@ -1310,18 +1316,18 @@ cdef inline object _matrix(object x, tuple how):
             (<BufferFields>_get(x, _T_ST)).flat, 0, <Py_ssize_t>dims[0], <Py_ssize_t>dims[1],
             kind == 0, False,
         )
-    cdef object mat = _compact_matrix(x, dims, how[2], <Py_ssize_t>how[3])
+    cdef object mat = _flat_matrix(x, dims, how[2], <Py_ssize_t>how[3])
     if mat is not None:
         return mat
     return _ndarray(dims, _numpy_of[x._dtype], _view_memory(x), x._offset * <Py_ssize_t>how[3], how[2])
 
 
-cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize_t isz):
-    """The ``dims`` matrix of the view ``x`` (byte ``strides``) as a reshape of its buffer's
-    ``flat``, when the matrix is compact in either order and ``flat`` is of the view's
-    dtype; else None. `_pin_operand` pinned that buffer and `dot_planned` checked it for
-    a writer, so the internal array (as for a tensor operand) dies with the call: a
-    reshape of ``flat`` costs a third of an ``ndarray`` built over the root."""
+cdef inline object _flat_matrix(object x, tuple dims, tuple strides, Py_ssize_t isz):
+    """The ``dims`` matrix of the view ``x`` (byte ``strides``) as an array over its
+    buffer's ``flat`` (`_over`), when ``flat`` is of the view's dtype and every element
+    the layout reaches lies inside ``flat``; else None. `_pin_operand` pinned that
+    buffer and `dot_planned` checked it for a writer, so the internal array (as for a
+    tensor operand) dies with the call, and no root is taken."""
     cdef object st = _get(x, _V_SOURCE)
     if type(st) is not HostBuffer:
         return None
@@ -1330,17 +1336,26 @@ cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize
     cdef object fd = _descr(flat)
     if fd is not want and fd != want:
         return None
-    cdef Py_ssize_t rows = dims[0]
-    cdef Py_ssize_t cols = dims[1]
-    cdef Py_ssize_t s0 = strides[0]
-    cdef Py_ssize_t s1 = strides[1]
-    cdef Py_ssize_t o = _get(x, _V_OFFSET)
-    cdef Py_ssize_t n = rows * cols
-    cdef bint c_order = s1 == isz and (s0 == cols * isz or rows == 1)
-    cdef bint f_order = s0 == isz and (s1 == rows * isz or cols == 1)
-    if not (c_order or f_order) or o < 0 or o + n > len(flat):
+    cdef cnp.npy_intp d[2]
+    cdef cnp.npy_intp bs[2]
+    d[0] = <Py_ssize_t>dims[0]
+    d[1] = <Py_ssize_t>dims[1]
+    bs[0] = <Py_ssize_t>strides[0]
+    bs[1] = <Py_ssize_t>strides[1]
+    cdef Py_ssize_t start = <Py_ssize_t>_get(x, _V_OFFSET) * isz
+    cdef Py_ssize_t lo = start
+    cdef Py_ssize_t hi = start
+    cdef int i
+    if d[0] == 0 or d[1] == 0:
         return None
-    return _matrix_over(flat, o * isz, rows, cols, c_order, False)
+    for i in range(2):
+        if bs[i] < 0:
+            lo += (d[i] - 1) * bs[i]
+        else:
+            hi += (d[i] - 1) * bs[i]
+    if lo < 0 or hi + isz > len(flat) * isz:
+        return None
+    return _over(flat, want, start, 2, d, bs, False)
 
 
 cdef inline object _view_memory(object x):
@@ -1383,8 +1398,8 @@ cdef object _DECLINE = object()
 cdef inline object _pin_operand(object x):
     """The buffer `dot_planned` must pin for operand ``x``: a tensor's (`_DECLINE` when it
     is not plain host memory), or a view's source buffer, read on its ``flat`` where
-    the view is fresh and root-less (`_result`) or its matrix compact
-    (`_compact_matrix`); None for a view whose memory is the root it holds (a counted
+    the view is fresh and root-less (`_result`) or holds its root (`_flat_matrix`);
+    None for a view whose memory is the root it holds (a counted
     alias needs no pin)."""
     cdef object st
     cdef object c = type(x)
@@ -1398,7 +1413,7 @@ cdef inline object _pin_operand(object x):
     st = _get(x, _V_SOURCE)
     if type(st) is HostBuffer:
         # A fresh view is read on its buffer's flat; so is a view holding its root
-        # where its matrix is compact (`_compact_matrix`): pinned either way.
+        # (`_flat_matrix`): pinned either way.
         return st
     if _get(x, _V_BASE) is None:
         return _DECLINE  # pragma: no cover - a fresh result is always host memory
@@ -1745,6 +1760,11 @@ def copy_counts():
     """``(copies, bytes)``: the named copies counted by the compiled paths so far
     (`copies.copy_stats` adds them to the totals it reports)."""
     return (_copies, _copied_bytes)
+
+
+from tenferro.copies import _add_counts
+
+_add_counts(copy_counts)
 
 
 def reshape_kernel(object fa, object out, tuple arg):
