@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, NoReturn
 
@@ -45,10 +45,27 @@ class _Forbid(threading.local):
 _forbid = _Forbid()
 
 
+#: Counts kept elsewhere, each ``() -> (copies, bytes)``, added to `copy_stats`'s totals:
+#: the compiled core registers its own (`engine._core.copy_counts`, an owner's planned
+#: reshape copies) when it loads (`_add_counts`; this module imports nothing back).
+_more_counts: list[Callable[[], tuple[int, int]]] = []
+
+
+def _add_counts(counts: Callable[[], tuple[int, int]]) -> None:
+    """Add ``counts()``, copies counted elsewhere under `count_copy`'s rule, to the totals."""
+    _more_counts.append(counts)
+
+
 def copy_stats() -> CopyStats:
-    """The running totals of physical copies made by the library (all threads)."""
+    """The running totals of physical copies made by the library (all threads): those
+    counted here (`count_copy`) and those the compiled core counted itself."""
     with _lock:
-        return CopyStats(_copies, _bytes)
+        copies, nbytes = _copies, _bytes
+        for counts in _more_counts:
+            more, more_bytes = counts()
+            copies += more
+            nbytes += more_bytes
+        return CopyStats(copies, nbytes)
 
 
 def record_copy(op: str, nbytes: int) -> None:

@@ -189,3 +189,49 @@ def test_a_refused_integer_power_on_the_hot_path_names_pow_as_the_general_path_d
         tfr.pow(a, b)
     with pytest.raises(tfr.TenferroError, match=r"^tenferro\.pow: "):
         tfr.pow(a, b[0])
+
+
+def _fresh_transposed_view() -> Any:
+    """A fresh root-less view that is not C-ordered: the transposed view of a new pooled
+    column-major result (what an einsum whose output axes are permuted returns)."""
+    from tenferro.engine import _core
+
+    t = tfr.exp(tfr.asarray(np.asfortranarray(np.arange(6.0).reshape(2, 3))))
+    v = _core.permuted_view(t, (1, 0))
+    del t
+    assert v._base is None
+    return v
+
+
+def test_a_fresh_strided_view_operand_stays_root_less() -> None:
+    v = _fresh_transposed_view()
+    want = np.exp(np.arange(6.0).reshape(2, 3)).T
+    r = v * tfr.asarray(np.arange(2.0))[None, :]
+    np.testing.assert_array_equal(np.asarray(r), want * np.arange(2.0)[None, :])
+    assert v._base is None
+    assert v._source._root is None
+    assert v._source.readers() == 0
+
+
+def test_a_broadcast_leaves_no_pin_on_any_operand_buffer() -> None:
+    u = tfr.asarray(np.ones((4, 3)))
+    s = tfr.asarray(np.arange(3.0))
+    sv = s[None, :]
+    r = u * sv
+    r2 = u[:, :2] * s[:2]
+    r3 = s[1:2] * 2.0
+    assert (r.shape, r2.shape, r3.shape) == ((4, 3), (4, 2), (1,))
+    assert u._source.readers() == 0
+    assert s._st.readers() == 0
+
+
+def test_a_refused_broadcast_kernel_marks_every_buffer_it_read_and_unpins_them() -> None:
+    a = tfr.asarray(np.asfortranarray(np.full((2, 2), 2, dtype=np.int64)))
+    b = tfr.asarray(np.full((3, 2), -1, dtype=np.int64))
+    row = b[1]  # a view holding its root, read on its buffer's memory
+    with pytest.raises(tfr.TenferroError, match=r"^tenferro\.pow: "):
+        tfr.pow(a, row)
+    assert a._st.failed_read
+    assert row._source.failed_read
+    assert a._st.readers() == 0
+    assert row._source.readers() == 0

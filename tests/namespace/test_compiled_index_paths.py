@@ -137,6 +137,31 @@ def test_a_planned_owner_reshape_copy_is_refused_under_forbid_copies() -> None:
     assert tfr.copy_stats().copies == before
 
 
+def test_a_planned_owner_reshape_copy_counts_its_bytes_in_copy_stats() -> None:
+    x, _ = _owner((4, 4))
+    tfr.reshape(x, (16,))
+    before = tfr.copy_stats()
+    tfr.reshape(x, (16,))
+    after = tfr.copy_stats()
+    assert (after.copies, after.bytes) == (before.copies + 1, before.bytes + 16 * 8)
+
+
+def test_a_planned_owner_reshape_refused_for_a_writer_counts_no_copy() -> None:
+    x, _ = _owner((4, 4))
+    tfr.reshape(x, (16,))
+    before = tfr.copy_stats()
+    with x.map_write(), pytest.raises(tfr.BorrowError):
+        tfr.reshape(x, (16,))
+    assert tfr.copy_stats() == before
+
+
+def test_a_planned_owner_reshape_copy_keeps_the_owners_column_major_values() -> None:
+    n = np.asfortranarray(np.arange(24.0).reshape(2, 3, 4))
+    x = tfr.asarray(n)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(tfr.reshape(x, (24,))), n.reshape(24))
+
+
 def test_a_planned_owner_reshape_of_a_moved_tensor_is_refused() -> None:
     x, _ = _owner((4, 4))
     tfr.reshape(x, (16,))
@@ -244,6 +269,27 @@ def test_a_matmul_of_a_sliced_view_equals_numpys() -> None:
     for _ in range(2):
         np.testing.assert_allclose(np.asarray(w[1:5, 2:7] @ v), nw[1:5, 2:7] @ nv)
         np.testing.assert_allclose(np.asarray(w[:, 3:7].T @ w[:, :4]), nw[:, 3:7].T @ nw[:, :4])
+
+
+def test_a_matmul_of_reversed_and_stepped_views_equals_numpys() -> None:
+    w, nw = _c_view((6, 8), 0)
+    v, nv = _c_view((8, 3), 1)
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(w[::-1, ::-1] @ v), nw[::-1, ::-1] @ nv)
+        np.testing.assert_allclose(np.asarray(w[::2, :] @ v[::-1]), nw[::2, :] @ nv[::-1])
+
+
+def test_a_matmul_of_a_sliced_view_adds_no_alias_and_leaves_no_pin() -> None:
+    w, nw = _c_view((6, 8), 0)
+    v, nv = _c_view((5, 4), 1)
+    part = w[1:5, 2:7]
+    part @ v
+    before = w._source.alias_count()
+    got = part @ v
+    after = w._source.alias_count()  # read outside an assert (which keeps its operands)
+    assert after == before
+    assert w._source.readers() == 0 and v._source.readers() == 0
+    np.testing.assert_allclose(np.asarray(got), nw[1:5, 2:7] @ nv)
 
 
 # ------------------------------------------------------------------------ comparisons

@@ -38,7 +38,6 @@ functions that read the counts later; this module reads no reference counts.
 from tenferro.storage._fields cimport BufferFields, ReturnLane
 
 from tenferro.dtype import _NUMPY, DType
-from tenferro.storage import host as _host
 from tenferro.storage.host import HostBuffer, shared_refusal
 from tenferro.tensor import Tensor
 from tenferro.view import TensorView
@@ -53,6 +52,22 @@ cimport cython
 
 cdef extern from "Python.h":
     uint64_t PyThreadState_GetID(PyThreadState*)
+    # numpy's floating-point error state is a context variable (`_quiet_token`).
+    int PyContextVar_Get(object var, PyObject* default_value, PyObject** value) except -1
+    object PyContextVar_Set(object var, object value)
+    int PyContextVar_Reset(object var, object token) except -1
+
+cimport numpy as cnp
+from cpython.ref cimport PyTypeObject
+
+cdef extern from "numpy/arrayobject.h":
+    # Steals a reference to ``descr``; returns a new reference (NULL on error).
+    object PyArray_NewFromDescr(
+        PyTypeObject* subtype, PyObject* descr, int nd, cnp.npy_intp* dims,
+        cnp.npy_intp* strides, void* data, int flags, PyObject* obj
+    )
+
+cnp.import_array()
 
 cdef extern from "structmember.h":
     ctypedef struct PyMemberDef:
@@ -70,7 +85,6 @@ cdef extern from "Python.h":
 # by engine/cpu.py (`bind_current`): it imports the modules that import this one.
 cdef object _state = None
 cdef object _default_engine = None
-cdef list _reading = _host.reading
 
 
 # ---------------------------------------------------------------------- the fields
@@ -158,6 +172,88 @@ cdef inline object _alloc(object cls):
 for _cls in (Tensor, TensorView):
     if _cls.__new__ is not object.__new__ or type(_cls) is not type:
         raise ImportError(f"engine._core builds {_cls.__name__} without object.__new__")
+
+
+cdef inline object _descr(object arr):
+    # ``arr.dtype``, read from the array's struct for an ndarray.
+    if not cnp.PyArray_Check(arr):
+        return arr.dtype
+    return <object><PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr)
+
+
+cdef object _over(
+    object base, object descr, Py_ssize_t byte_offset, int nd, cnp.npy_intp* dims,
+    cnp.npy_intp* strides, bint writable
+):
+    """An ndarray of dtype ``descr`` over the memory of the ndarray ``base`` from
+    ``byte_offset`` on, with ``nd`` dimensions ``dims`` and byte ``strides`` (NULL: C
+    order), whose ``base`` is ``base`` (numpy collapses it to the array owning the
+    memory, as a reshape's or a slice's); writable only when ``writable``.
+
+    What ``base.reshape(...)`` or ``np.ndarray(shape, dtype, base, offset, strides)``
+    make, built in one C call (numpy's C API) without their argument parsing: a third
+    of a reshape's cost. INVARIANT (the caller's): the layout reads only memory of
+    ``base`` (a buffer's ``flat``, a root over it, or a pooled owner), and ``descr``
+    is ``base``'s dtype or one of its itemsize."""
+    if not cnp.PyArray_Check(base):
+        raise TypeError("tenferro: an internal array over memory that is not an ndarray")
+    Py_INCREF(descr)  # PyArray_NewFromDescr steals a reference to the descriptor
+    cdef object arr = PyArray_NewFromDescr(
+        <PyTypeObject*>cnp.ndarray, <PyObject*>descr, nd, dims, strides,
+        <char*>cnp.PyArray_DATA(<cnp.ndarray>base) + byte_offset,
+        cnp.NPY_ARRAY_WRITEABLE if writable else 0, NULL,
+    )
+    Py_INCREF(base)  # PyArray_SetBaseObject steals a reference to the base
+    cnp.PyArray_SetBaseObject(<cnp.ndarray>arr, base)
+    return arr
+
+
+cdef inline object _shaped_over(
+    object base, object descr, tuple shape, bint c_order, bint writable
+):
+    """``base`` (a 1-D contiguous ndarray of at least the elements of ``shape``) read in
+    ``shape``, row-major (``c_order``) or column-major: ``base.reshape(shape)`` or
+    ``base.reshape(shape[::-1]).T`` (of ``shape``'s leading elements)."""
+    cdef int nd = len(shape)
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp strides[32]
+    cdef Py_ssize_t i
+    cdef cnp.npy_intp acc = cnp.PyArray_ITEMSIZE(<cnp.ndarray>base)
+    if nd > 32:
+        raise ValueError("tenferro: more than 32 dimensions")
+    if c_order:
+        for i in range(nd - 1, -1, -1):
+            dims[i] = <Py_ssize_t>shape[i]
+            strides[i] = acc
+            acc *= dims[i]
+    else:
+        for i in range(nd):
+            dims[i] = <Py_ssize_t>shape[i]
+            strides[i] = acc
+            acc *= dims[i]
+    return _over(base, _descr(base), 0, nd, dims, strides, writable)
+
+
+cdef inline object _matrix_over(
+    object base, Py_ssize_t byte_offset, Py_ssize_t rows, Py_ssize_t cols, bint c_order,
+    bint writable
+):
+    """The ``(rows, cols)`` matrix over the contiguous memory of ``base`` from
+    ``byte_offset`` on, row-major (``c_order``) or column-major (`_over`)."""
+    cdef cnp.npy_intp dims[2]
+    cdef cnp.npy_intp strides[2]
+    cdef cnp.npy_intp isz = cnp.PyArray_ITEMSIZE(<cnp.ndarray>base)
+    dims[0] = rows
+    dims[1] = cols
+    if c_order:
+        strides[0] = cols * isz
+        strides[1] = isz
+    else:
+        strides[0] = isz
+        strides[1] = rows * isz
+    return _over(
+        base, _descr(base), byte_offset, 2, dims, strides, writable
+    )
 
 
 cdef inline object _buffer(object owner, object flat, object recycler):
@@ -312,7 +408,7 @@ cdef object _c_source(object x):
     cdef object flat = (<BufferFields>src).flat
     if len(flat) != acc:
         return None
-    cdef object fd = flat.dtype
+    cdef object fd = _descr(flat)
     cdef object want = _np_dtype(_get(x, _V_DTYPE))
     if fd is not want and fd != want:
         return None
@@ -871,64 +967,68 @@ cdef inline object _quiet_token():
     global _quiet
     if _extobj is None:
         return None
-    cdef object cur = _extobj.get()
+    cdef PyObject* got = NULL
+    PyContextVar_Get(_extobj, NULL, &got)  # a new reference (numpy's var has a default)
+    if got is NULL:  # pragma: no cover - no value and no default: numpy.errstate
+        return None
+    cdef object cur = <object>got
+    Py_XDECREF(got)
     cdef tuple q = _quiet
     if q[0] is not cur:
         # `_make_extobj` starts from the current settings (buffer size, callback).
         q = (cur, _make_extobj(all="ignore"))
         _quiet = q
-    return _extobj.set(q[1])
+    return PyContextVar_Set(_extobj, q[1])
 
 
-cdef inline object _operand(object x, list pins, object dt):
-    """``x`` (a `Tensor` or `TensorView`) as a numpy array of its logical shape over its
-    own memory, or None (not a case for this path). A tensor's buffer is pinned
-    (appended to ``pins``, which the caller publishes in `storage.host.reading`
-    and checks for a writer); a C-ordered view of a whole buffer (`_c_source`) is
-    read as the buffer's ``flat`` in row-major order, pinned as a tensor is (a
-    fresh result view so stays root-less, as `elementwise2` keeps it); any other
-    view reads its root (it is a counted alias itself, as `Reads.operand` reads
-    it)."""
-    cdef object c = type(x)
-    cdef object st, root, want, arr
-    cdef tuple shape = x._shape
-    cdef tuple strides
-    cdef Py_ssize_t rank = len(shape)
-    cdef Py_ssize_t i, isz
+cdef inline BufferFields _read_source(object x, object c):
+    """The `HostBuffer` `broadcast2` reads the `Tensor` or `TensorView` ``x`` (of class
+    ``c``) on, or None (not a case for this path): a tensor's plain host buffer, or a
+    view's source buffer whose ``flat`` is of the view's dtype. Read on ``flat`` (never
+    on a root, so a fresh root-less view stays root-less), it is pinned for the call."""
+    cdef object st
+    cdef object fd, want
     if c is Tensor:
-        st = x._st
-        if type(st) is not HostBuffer:
-            return None
-        pins.append(st)
-        arr = st.flat
-        if rank == 1:
-            return arr
-        if rank == 0:
-            return arr.reshape(shape)
-        return arr.reshape(shape[::-1]).T
-    if type(x._source) is not HostBuffer:
+        st = _get(x, _T_ST)
+        return <BufferFields>st if type(st) is HostBuffer else None
+    st = _get(x, _V_SOURCE)
+    if type(st) is not HostBuffer:
         return None
-    st = _c_source(x)
-    if st is not None:
-        pins.append(st)
-        return st.flat.reshape(shape)
-    root = x._base
-    if root is None:
-        root = x._root("tenferro.broadcast")
-    want = _numpy_of[dt]
-    if root.dtype is not want and root.dtype != want:
-        root = root.view(want)
-    strides = x._strides
-    if rank == 1 and <Py_ssize_t>strides[0] == 1:
-        # A contiguous run of the 1-D root (a slice ``s[:k]``): a slice of it, a third
-        # of the constructor's cost; its base is the root, as the constructor's is.
-        i = <Py_ssize_t>x._offset
-        return root[i : i + <Py_ssize_t>shape[0]]
-    isz = root.itemsize
-    cdef list bs = [0] * rank
+    fd = _descr((<BufferFields>st).flat)
+    want = _np_dtype(_get(x, _V_DTYPE))
+    if fd is not want and fd != want:
+        return None
+    return <BufferFields>st
+
+
+cdef inline object _operand(object x, object c, BufferFields st):
+    """``x`` (a `Tensor` or `TensorView` of class ``c``) as a numpy array of its logical
+    shape over its buffer ``st``'s ``flat`` (`_read_source`; the caller pinned it and
+    checked it for a writer): a tensor column-major, a view with its own strides and
+    offset, which stay inside the buffer (checked when the view was made)."""
+    cdef object flat = st.flat
+    cdef tuple shape, strides
+    cdef Py_ssize_t rank, i, isz
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp bs[32]
+    if c is Tensor:
+        shape = _get(x, _T_SHAPE)
+        if len(shape) == 1:
+            return flat
+        return _shaped_over(flat, _descr(flat), shape, False, False)
+    shape = _get(x, _V_SHAPE)
+    strides = _get(x, _V_STRIDES)
+    rank = len(shape)
+    if rank > 32:
+        raise ValueError("tenferro: more than 32 dimensions")
+    isz = cnp.PyArray_ITEMSIZE(<cnp.ndarray>flat)
     for i in range(rank):
+        dims[i] = <Py_ssize_t>shape[i]
         bs[i] = <Py_ssize_t>strides[i] * isz
-    return _np_ndarray(shape, want, root, <Py_ssize_t>x._offset * isz, tuple(bs))
+    return _over(
+        flat, _descr(flat), <Py_ssize_t>_get(x, _V_OFFSET) * isz,
+        <int>rank, dims, bs, False,
+    )
 
 
 cpdef bint prefers_c(object x):
@@ -937,11 +1037,11 @@ cpdef bint prefers_c(object x):
     its last: a C-ordered array, or a slice of one."""
     if type(x) is not TensorView:
         return False
-    cdef tuple shape = x._shape
+    cdef tuple shape = _get(x, _V_SHAPE)
     cdef Py_ssize_t rank = len(shape)
     if rank < 2:
         return False
-    cdef tuple strides = x._strides
+    cdef tuple strides = _get(x, _V_STRIDES)
     cdef Py_ssize_t i, s
     cdef Py_ssize_t first = -1
     cdef Py_ssize_t last = -1
@@ -986,12 +1086,12 @@ cdef inline bint _is_array(object c):
     return c is Tensor or c is TensorView
 
 
-cdef Py_ssize_t _beside_scalar(object arr, object value, object allowed):
-    """The element count of ``arr`` when the Python scalar ``value`` takes its dtype
-    (`_scalar_fits`) and that dtype is ``allowed``; 0 when not, or when ``arr`` is empty
-    (`broadcast2` declines both)."""
-    cdef object dt = arr._dtype
-    cdef tuple shape = arr._shape
+cdef Py_ssize_t _beside_scalar(
+    object dt, tuple shape, object value, object allowed
+):
+    """The element count of an array of dtype ``dt`` and ``shape`` when the Python scalar
+    ``value`` takes its dtype (`_scalar_fits`) and that dtype is ``allowed``; 0 when not,
+    or when the array is empty (`broadcast2` declines both)."""
     cdef Py_ssize_t n = 1, i
     if not _scalar_fits(dt, value) or dt not in allowed:
         return 0
@@ -1011,21 +1111,28 @@ cpdef object broadcast2(
     (`_scalar_fits`: a float or int next to F64/C64, an in-range int next to an
     integer dtype). The output is C-ordered (a fresh root-less view) when the first
     array operand of the output's rank prefers row-major order, else a column-major
-    owner. None (nothing done) for any other case, for an empty result, or when a
-    tensor operand's buffer is exclusively borrowed: the general path handles it.
+    owner. None (nothing done) for any other case, for an empty result, or when an
+    operand's buffer is exclusively borrowed: the general path handles it.
     ``op`` names the call in the typed error a refused kernel raises (the caller
-    types it; the failure policy is `_binary`'s)."""
+    types it; the failure policy is `_binary`'s).
+
+    Every operand is read on its buffer's ``flat`` (`_read_source`, `_operand`), pinned
+    for the call as `_binary` pins (views too: a fresh root-less view stays root-less,
+    and no root is taken), so a kernel that raises marks each buffer ``failed_read``."""
     cdef object c1 = type(x1)
     cdef object c2 = type(x2)
-    cdef object dt, d1, d2, a, b, arr
-    cdef bint scalar_first = False
+    cdef bint arr1 = c1 is Tensor or c1 is TensorView
+    cdef bint arr2 = c2 is Tensor or c2 is TensorView
+    cdef object dt, d1, d2, a, b
     cdef tuple shape, s1, s2
-    cdef list out
     cdef Py_ssize_t r1, r2, rank, i, e1, e2, n
-    if _is_array(c1):
-        d1 = x1._dtype
-        if _is_array(c2):
-            d2 = x2._dtype
+    cdef Py_ssize_t ext[32]
+    if arr1:
+        d1 = _get(x1, _T_DTYPE if c1 is Tensor else _V_DTYPE)
+        s1 = _get(x1, _T_SHAPE if c1 is Tensor else _V_SHAPE)
+        if arr2:
+            d2 = _get(x2, _T_DTYPE if c2 is Tensor else _V_DTYPE)
+            s2 = _get(x2, _T_SHAPE if c2 is Tensor else _V_SHAPE)
             if d1 is d2:
                 dt = d1
             else:
@@ -1034,12 +1141,11 @@ cpdef object broadcast2(
                     return None
             if d1 not in allowed or d2 not in allowed or dt not in allowed:
                 return None
-            s1 = x1._shape
-            s2 = x2._shape
             r1 = len(s1)
             r2 = len(s2)
             rank = r1 if r1 >= r2 else r2
-            out = [0] * rank
+            if rank > 32:
+                return None
             n = 1
             for i in range(rank):
                 e1 = <Py_ssize_t>s1[i - rank + r1] if i - rank + r1 >= 0 else 1
@@ -1048,83 +1154,79 @@ cpdef object broadcast2(
                     return None
                 if e1 == 0 or e2 == 0:
                     return None
-                out[i] = e1 if e2 == 1 else e2
-                n *= <Py_ssize_t>out[i]
-            shape = tuple(out)
+                ext[i] = e1 if e2 == 1 else e2
+                n *= ext[i]
+            shape = s1 if rank == r1 and s1 == s2 else _ints_tuple(ext, rank)
         elif c2 is float or c2 is int:
-            n = _beside_scalar(x1, x2, allowed)
+            n = _beside_scalar(d1, s1, x2, allowed)
             if n == 0:
                 return None
             dt = d1
-            shape = x1._shape
+            shape = s1
         else:
             return None
-    elif (c1 is float or c1 is int) and _is_array(c2):
-        n = _beside_scalar(x2, x1, allowed)
+    elif (c1 is float or c1 is int) and arr2:
+        d2 = _get(x2, _T_DTYPE if c2 is Tensor else _V_DTYPE)
+        s2 = _get(x2, _T_SHAPE if c2 is Tensor else _V_SHAPE)
+        n = _beside_scalar(d2, s2, x1, allowed)
         if n == 0:
             return None
-        dt = x2._dtype
-        scalar_first = True
-        shape = x2._shape
+        dt = d2
+        shape = s2
     else:
         return None
     rank = len(shape)
+    # Each array operand's buffer, found before anything is pinned: an operand that is
+    # not a case for this path declines with nothing changed.
+    cdef BufferFields p1 = None
+    cdef BufferFields p2 = None
+    if arr1:
+        p1 = _read_source(x1, c1)
+        if p1 is None:
+            return None
+    if arr2:
+        p2 = _read_source(x2, c2)
+        if p2 is None:
+            return None
     # numpy's 'K' as the general path reads it: the first array operand of full rank.
     cdef bint c_order = False
     if rank >= 2:
-        if _is_array(c1) and len(x1._shape) == rank:
+        if arr1 and len(s1) == rank:
             c_order = prefers_c(x1)
-        elif _is_array(c2) and len(x2._shape) == rank:
+        elif arr2 and len(s2) == rank:
             c_order = prefers_c(x2)
     if _np_ndarray is None:
         _numpy_init()
     cdef object out_dt = _BOOL if out_bool else dt
     cdef object eng = current()
-    cdef list pins = []
-    cdef tuple pin
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef object flat, nd, st, token
+    cdef object flat, nd, token
     cdef object strides = None
     cdef Py_ssize_t acc
-    # Every view operand is read (its root taken) before any pin: a view with no
-    # HostBuffer source declines before anything is pinned.
-    if scalar_first:
-        a = x1
-        b = _operand(x2, pins, x2._dtype)
-        if b is None:
-            return None
-    else:
-        a = _operand(x1, pins, d1)
-        if a is None:
-            return None
-        if _is_array(c2):
-            b = _operand(x2, pins, x2._dtype)
-            if b is None:
-                return None
-        else:
-            b = x2
-    pin = tuple(pins)
-    _reading.append(pin)
+    # A pin on each operand's buffer (module docstring, step 1).
+    if p1 is not None:
+        p1._pins += 1
+    if p2 is not None:
+        p2._pins += 1
     try:
-        for st in pin:
-            if st.exclusive is not None:
-                return None
-        owner = _acquire(eng, _numpy_of[out_dt], n)
+        if (p1 is not None and p1.exclusive is not None) or (
+            p2 is not None and p2.exclusive is not None
+        ):
+            return None
+        a = _operand(x1, c1, p1) if arr1 else x1
+        b = _operand(x2, c2, p2) if arr2 else x2
+        owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
-        if c_order:
-            nd = flat.reshape(shape)
-            acc = 1
-            out = [0] * rank
-            for i in range(rank - 1, -1, -1):
-                out[i] = acc
-                acc *= <Py_ssize_t>shape[i]
-            strides = tuple(out)
-        elif rank == 1:
+        if rank == 1:
             nd = flat
-        elif rank == 0:
-            nd = flat.reshape(shape)
         else:
-            nd = flat.reshape(shape[::-1]).T
+            nd = _shaped_over(flat, _descr(flat), shape, c_order, True)
+            if c_order:
+                acc = 1
+                for i in range(rank - 1, -1, -1):
+                    ext[i] = acc
+                    acc *= <Py_ssize_t>shape[i]
+                strides = _ints_tuple(ext, rank)
         # The operands broadcast to nd's shape: the ufunc writes every element of nd.
         token = _quiet_token()
         if token is None:  # pragma: no cover - numpy < 2
@@ -1135,16 +1237,21 @@ cpdef object broadcast2(
             try:
                 ufunc(a, b, out=nd, casting="unsafe")
             finally:
-                _extobj.reset(token)
+                PyContextVar_Reset(_extobj, token)
         a = b = nd = None
-        return _result(shape, strides, out_dt, owner, flat, eng._recycler)
+        return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
-        for st in pin:
-            st.failed_read = True
+        if p1 is not None:
+            p1.failed_read = True
+        if p2 is not None:
+            p2.failed_read = True
         raise
     finally:
-        _reading.remove(pin)
+        if p1 is not None:
+            p1._pins -= 1
+        if p2 is not None:
+            p2._pins -= 1
 
 
 # ---------------------------------------------------------------------- views
@@ -1198,50 +1305,57 @@ cdef inline object _matrix(object x, tuple how):
     """The ``(rows, cols)`` matrix a planned product reads from ``x``, without a copy.
 
     ``how`` is ``(kind, dims, ...)``: kind 0, a plain host tensor whose grouped matrix is
-    its flat in C order; 1, in F order (the caller pinned the tensor); 2, a view, read
-    as a strided array over the root it holds (a counted alias, as
-    `TensorView._strided` makes it), ``how[2]`` its byte strides, ``how[3]`` the
-    itemsize. Kind 3 (a transposing copy) is `_grouped`'s."""
+    its flat in C order; 1, in F order (the caller pinned the tensor); 2, a view,
+    ``how[2]`` its byte strides, ``how[3]`` the itemsize: read over its buffer's ``flat`` (`_flat_matrix`, pinned), else as a
+    strided array over the root it holds. Kind 3 (a transposing copy) is
+    `_grouped`'s."""
     cdef int kind = how[0]
     cdef tuple dims = how[1]
-    if kind == 0:
-        return (<BufferFields>_get(x, _T_ST)).flat.reshape(dims)
-    if kind == 1:
-        return (<BufferFields>_get(x, _T_ST)).flat.reshape(dims[1], dims[0]).T
-    cdef object mat = _compact_matrix(x, dims, how[2], <Py_ssize_t>how[3])
+    if kind == 0 or kind == 1:
+        return _matrix_over(
+            (<BufferFields>_get(x, _T_ST)).flat, 0, <Py_ssize_t>dims[0], <Py_ssize_t>dims[1],
+            kind == 0, False,
+        )
+    cdef object mat = _flat_matrix(x, dims, how[2], <Py_ssize_t>how[3])
     if mat is not None:
         return mat
     return _ndarray(dims, _numpy_of[x._dtype], _view_memory(x), x._offset * <Py_ssize_t>how[3], how[2])
 
 
-cdef inline object _compact_matrix(object x, tuple dims, tuple strides, Py_ssize_t isz):
-    """The ``dims`` matrix of the view ``x`` (byte ``strides``) as a reshape of its buffer's
-    ``flat``, when the matrix is compact in either order and ``flat`` is of the view's
-    dtype; else None. `_pin_operand` pinned that buffer and `dot_planned` checked it for
-    a writer, so the internal array (as for a tensor operand) dies with the call: a
-    reshape of ``flat`` costs a third of an ``ndarray`` built over the root."""
+cdef inline object _flat_matrix(object x, tuple dims, tuple strides, Py_ssize_t isz):
+    """The ``dims`` matrix of the view ``x`` (byte ``strides``) as an array over its
+    buffer's ``flat`` (`_over`), when ``flat`` is of the view's dtype and every element
+    the layout reaches lies inside ``flat``; else None. `_pin_operand` pinned that
+    buffer and `dot_planned` checked it for a writer, so the internal array (as for a
+    tensor operand) dies with the call, and no root is taken."""
     cdef object st = _get(x, _V_SOURCE)
     if type(st) is not HostBuffer:
         return None
     cdef object flat = (<BufferFields>st).flat
-    cdef object want = _numpy_of[_get(x, _V_DTYPE)]
-    if flat.dtype is not want and flat.dtype != want:
+    cdef object want = _np_dtype(_get(x, _V_DTYPE))
+    cdef object fd = _descr(flat)
+    if fd is not want and fd != want:
         return None
-    cdef Py_ssize_t rows = dims[0]
-    cdef Py_ssize_t cols = dims[1]
-    cdef Py_ssize_t s0 = strides[0]
-    cdef Py_ssize_t s1 = strides[1]
-    cdef Py_ssize_t o = _get(x, _V_OFFSET)
-    cdef Py_ssize_t n = rows * cols
-    cdef bint c_order = s1 == isz and (s0 == cols * isz or rows == 1)
-    cdef bint f_order = s0 == isz and (s1 == rows * isz or cols == 1)
-    if not (c_order or f_order) or o < 0 or o + n > len(flat):
+    cdef cnp.npy_intp d[2]
+    cdef cnp.npy_intp bs[2]
+    d[0] = <Py_ssize_t>dims[0]
+    d[1] = <Py_ssize_t>dims[1]
+    bs[0] = <Py_ssize_t>strides[0]
+    bs[1] = <Py_ssize_t>strides[1]
+    cdef Py_ssize_t start = <Py_ssize_t>_get(x, _V_OFFSET) * isz
+    cdef Py_ssize_t lo = start
+    cdef Py_ssize_t hi = start
+    cdef int i
+    if d[0] == 0 or d[1] == 0:
         return None
-    if o != 0 or len(flat) != n:
-        flat = flat[o : o + n]
-    if c_order:
-        return flat.reshape(rows, cols)
-    return flat.reshape(cols, rows).T
+    for i in range(2):
+        if bs[i] < 0:
+            lo += (d[i] - 1) * bs[i]
+        else:
+            hi += (d[i] - 1) * bs[i]
+    if lo < 0 or hi + isz > len(flat) * isz:
+        return None
+    return _over(flat, want, start, 2, d, bs, False)
 
 
 cdef inline object _view_memory(object x):
@@ -1278,28 +1392,32 @@ cdef inline object _grouped(object x, tuple how, object scratch):
     return sflat.reshape(how[1])
 
 
-cdef inline bint _pin_operand(object x, list pins):
-    """Add to ``pins`` the buffer `dot_planned` must pin for operand ``x``: a tensor's
-    (False, declined, when it is not plain host memory), or a fresh root-less view's
-    (`_result`), read as a tensor's is; a view holding its root needs no pin."""
+cdef object _DECLINE = object()
+
+
+cdef inline object _pin_operand(object x):
+    """The buffer `dot_planned` must pin for operand ``x``: a tensor's (`_DECLINE` when it
+    is not plain host memory), or a view's source buffer, read on its ``flat`` where
+    the view is fresh and root-less (`_result`) or holds its root (`_flat_matrix`);
+    None for a view whose memory is the root it holds (a counted
+    alias needs no pin)."""
     cdef object st
     cdef object c = type(x)
     if c is Tensor:
         st = _get(x, _T_ST)
         if type(st) is not HostBuffer:
-            return False
-        pins.append(st)
-        return True
+            return _DECLINE
+        return st
     if c is not TensorView:
-        return False
+        return _DECLINE
     st = _get(x, _V_SOURCE)
     if type(st) is HostBuffer:
         # A fresh view is read on its buffer's flat; so is a view holding its root
-        # where its matrix is compact (`_compact_matrix`): pinned either way.
-        pins.append(st)
-    elif _get(x, _V_BASE) is None:
-        return False  # pragma: no cover - a fresh result is always host memory
-    return True
+        # (`_flat_matrix`): pinned either way.
+        return st
+    if _get(x, _V_BASE) is None:
+        return _DECLINE  # pragma: no cover - a fresh result is always host memory
+    return None
 
 
 cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object eng):
@@ -1319,8 +1437,7 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     in `shaped2`.
     """
     global _np_dot, _ndarray
-    cdef list pins = []
-    cdef object st, a, b, flat, np_dt
+    cdef object a, b, flat, np_dt
     cdef object owner = None  # bound before the try: _forget reads it
     cdef object s_p = None
     cdef object s_q = None
@@ -1328,23 +1445,31 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
     cdef Py_ssize_t m = plan[2]
     cdef Py_ssize_t n = plan[3]
     cdef Py_ssize_t n_out = m * n
-    cdef tuple pin
-    if not _pin_operand(p, pins) or not _pin_operand(q, pins):
+    cdef object o1 = _pin_operand(p)
+    if o1 is _DECLINE:
         return None
+    cdef object o2 = _pin_operand(q)
+    if o2 is _DECLINE:
+        return None
+    cdef BufferFields p1 = o1
+    cdef BufferFields p2 = o2
     if _np_dot is None:
         import numpy
         # The C function under numpy's ``__array_function__`` dispatcher (whose Python
         # frame would run per call): every operand here is an internal ndarray.
         _np_dot = getattr(numpy.dot, "_implementation", numpy.dot)
         _ndarray = numpy.ndarray
-    pin = tuple(pins)
-    if pins:
-        _reading.append(pin)
+    # A pin on each buffer read on its flat (module docstring, step 1).
+    if p1 is not None:
+        p1._pins += 1
+    if p2 is not None:
+        p2._pins += 1
     try:
-        for st in pins:
-            if (<BufferFields>st).exclusive is not None:
-                return None
-        np_dt = _numpy_of[out_dt]
+        if (p1 is not None and p1.exclusive is not None) or (
+            p2 is not None and p2.exclusive is not None
+        ):
+            return None
+        np_dt = _np_dtype(out_dt)
         owner = _acquire(eng, np_dt, n_out, True)
         how = plan[0]
         if how[0] == 3:
@@ -1360,7 +1485,7 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
             b = _matrix(q, how)
         flat = owner if len(owner) == n_out else owner[:n_out]
         # (m, k) @ (k, n) into the C-ordered (m, n) output: BLAS writes every element.
-        _np_dot(a, b, flat.reshape(m, n))
+        _np_dot(a, b, _matrix_over(owner, 0, m, n, True, True))
         # INVARIANT: no array over a scratch buffer is left when it goes back.
         a = b = None
         if s_p is not None:
@@ -1369,19 +1494,23 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         if s_q is not None:
             eng._pool.recycle(s_q, 0)
             s_q = None
-        return _result(plan[4], plan[5], out_dt, owner, flat, eng._recycler)
+        return _result(plan[4], plan[5], out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         # The output and any scratch are dropped, never pooled (the traceback may
         # keep arrays over them).
         _forget(eng, owner)
         _forget(eng, s_p)
         _forget(eng, s_q)
-        for st in pins:
-            st.failed_read = True
+        if p1 is not None:
+            p1.failed_read = True
+        if p2 is not None:
+            p2.failed_read = True
         raise
     finally:
-        if pins:
-            _reading.remove(pin)
+        if p1 is not None:
+            p1._pins -= 1
+        if p2 is not None:
+            p2._pins -= 1
 
 
 # ---------------------------------------------------------------------- basic indexing
@@ -1618,8 +1747,24 @@ cdef object _int_view(object x, object key):
 # anything to refuse return None: the Python path plans, caches, copies or raises.
 
 cdef object _check_copy = None
-cdef object _count_copy = None
+cdef object _forbid = None
 cdef str _RESHAPE = "tenferro.reshape"
+# The named copies the compiled paths made (`copies.copy_stats` adds them to its own
+# totals): two C counts, each step one increment under the GIL that no other thread
+# interleaves with, so a count needs no lock of its own.
+cdef Py_ssize_t _copies = 0
+cdef Py_ssize_t _copied_bytes = 0
+
+
+def copy_counts():
+    """``(copies, bytes)``: the named copies counted by the compiled paths so far
+    (`copies.copy_stats` adds them to the totals it reports)."""
+    return (_copies, _copied_bytes)
+
+
+from tenferro.copies import _add_counts
+
+_add_counts(copy_counts)
 
 
 def reshape_kernel(object fa, object out, tuple arg):
@@ -1628,9 +1773,13 @@ def reshape_kernel(object fa, object out, tuple arg):
     shape ``arg[1]``, in the row-major element order the standard's reshape reads."""
     cdef tuple own = arg[0]
     cdef tuple new = arg[1]
-    src = fa.reshape(own[::-1]).T  # the owner's elements in their shape
+    # The owner's elements in their shape (`_shaped_over`: ``fa.reshape(own[::-1]).T``).
+    cdef object src = _shaped_over(fa, _descr(fa), own, False, False)
     if len(new) == 1:
-        out.reshape(own)[...] = src  # out's row-major order is its only order
+        # out's row-major order is its only order: out read in ``own``, row-major.
+        cnp.PyArray_CopyInto(
+            <cnp.ndarray>_shaped_over(out, _descr(out), own, True, True), <cnp.ndarray>src
+        )
     else:
         out.reshape(new[::-1]).T[...] = src.reshape(new)
 
@@ -1642,7 +1791,7 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
     `view_of`'s for a tensor; a view derives a view holding the root), or, where numpy
     would copy and ``may_copy``, an owner's one named, counted copy into a pooled owner
     read under the pin (`_shaped`). None for anything else (the general path)."""
-    global _check_copy, _count_copy
+    global _check_copy, _forbid, _copies, _copied_bytes
     cdef object c = type(x)
     cdef object st = None
     cdef object plan, new, new_strides, d, root, res, dt
@@ -1690,18 +1839,22 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
     if not may_copy or c is not Tensor or type(st) is not HostBuffer:
         return None
     if _check_copy is None:
-        from tenferro.copies import check_copy, count_copy
+        from tenferro.copies import _forbid as forbid, check_copy
+        _forbid = forbid
         _check_copy = check_copy
-        _count_copy = count_copy
     n = 1
     for d in new:
         n *= <Py_ssize_t>d
-    dt = x._dtype
-    nbytes = n * <Py_ssize_t>_numpy_of[dt].itemsize
-    _check_copy(_RESHAPE, nbytes)
+    dt = _get(x, _T_DTYPE)
+    nbytes = n * <Py_ssize_t>(<cnp.dtype>_np_dtype(dt)).itemsize
+    if _forbid.depth:
+        # Inside forbid_copies(): `check_copy` raises its typed refusal, nothing done.
+        _check_copy(_RESHAPE, nbytes)
     res = _shaped(reshape_kernel, st, new, n, dt, current(), (own, new))
     if res is not None:
-        _count_copy(nbytes)
+        # Counted once made (`copies.count_copy`'s rule), in the core's own count.
+        _copies += 1
+        _copied_bytes += nbytes
     return res
 
 
