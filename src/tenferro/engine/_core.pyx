@@ -1543,6 +1543,19 @@ cdef inline bint _plain_slice(object k):
     return type(part) is int and part != 0
 
 
+cdef inline Py_ssize_t _col_major_into(tuple shape, Py_ssize_t* out):
+    """A compact column-major owner's element strides for ``shape``, written to ``out``
+    (room for 32); the rank, or -1 for a rank above 32 (the callers' general path)."""
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, acc = 1
+    if rank > 32:
+        return -1
+    for i in range(rank):
+        out[i] = acc
+        acc *= <Py_ssize_t>shape[i]
+    return rank
+
+
 cpdef object basic_view(object x, object key):
     """``x[key]`` as a view for a plain basic key, or None (see above). Ownership as
     `_indexing.getitem`'s: a tensor is borrowed through `view_of` (refused while
@@ -1561,13 +1574,9 @@ cpdef object basic_view(object x, object key):
         if _get(x, _T_ST) is None:
             return None
         shape = _get(x, _T_SHAPE)
-        rank = len(shape)
-        if rank > 32:
+        rank = _col_major_into(shape, in_strides)
+        if rank < 0:
             return None
-        acc = 1
-        for i in range(rank):
-            in_strides[i] = acc
-            acc *= <Py_ssize_t>shape[i]
         offset = 0
     elif c is TensorView:
         shape = _get(x, _V_SHAPE)
@@ -1808,13 +1817,9 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
         st = x._st
         if st is None:
             return None  # moved: the general path refuses it
-        rank = len(own)
-        if rank > 32:
+        rank = _col_major_into(own, buf)
+        if rank < 0:
             return None
-        acc = 1
-        for i in range(rank):
-            buf[i] = acc
-            acc *= <Py_ssize_t>own[i]
         strides = _ints_tuple(buf, rank)
     elif c is TensorView:
         strides = x._strides

@@ -124,23 +124,14 @@ def gesdd_run(object plan, object base, object s, object u, object vt, object a=
     return info
 
 
-cdef inline bint _finite_double(const double* p, Py_ssize_t n) noexcept nogil:
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef Py_ssize_t i = 0
-    while i + 4 <= n:
-        a0 += p[i] - p[i]
-        a1 += p[i + 1] - p[i + 1]
-        a2 += p[i + 2] - p[i + 2]
-        a3 += p[i + 3] - p[i + 3]
-        i += 4
-    while i < n:
-        a0 += p[i] - p[i]
-        i += 1
-    return a0 + a1 + a2 + a3 == 0.0
+ctypedef fused _real:
+    float
+    double
 
 
-cdef inline bint _finite_float(const float* p, Py_ssize_t n) noexcept nogil:
-    cdef float a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+cdef inline bint _finite(const _real* p, Py_ssize_t n) noexcept nogil:
+    # Four running sums of ``x - x`` (0 for a finite x, NaN otherwise), one pass.
+    cdef _real a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
     cdef Py_ssize_t i = 0
     while i + 4 <= n:
         a0 += p[i] - p[i]
@@ -164,9 +155,9 @@ cpdef bint all_finite(object arr, bint single) except -1:
     PyObject_GetBuffer(arr, &view, PyBUF_ANY_CONTIGUOUS)
     try:
         if single:
-            ok = _finite_float(<const float*>view.buf, view.len // sizeof(float))
+            ok = _finite(<const float*>view.buf, view.len // sizeof(float))
         else:
-            ok = _finite_double(<const double*>view.buf, view.len // sizeof(double))
+            ok = _finite(<const double*>view.buf, view.len // sizeof(double))
     finally:
         PyBuffer_Release(&view)
     return ok
