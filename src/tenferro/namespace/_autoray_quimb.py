@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from bisect import bisect_left
 from typing import Any
 
 import numpy as np
@@ -157,7 +158,24 @@ def _svd_plan(
     s = flat[:k]
     csp = tot = None
     power = 0
-    if cutoff > 0.0 or renorm > 0:
+    if (
+        mode >= 3
+        and cutoff > 0.0
+        and not renorm
+        and cutoff.__class__ is float
+        and flat.dtype.char == "d"
+    ):
+        # A cumulative mode in float64 without renormalisation: the same sums (a
+        # cumulative sum adds in order; ``s * s`` is ``s**2``), read once as Python
+        # floats, the bound in the same double arithmetic; the cumulative sums never
+        # decrease (their terms are not negative), so the count below the bound is
+        # where the bound would be inserted (a NaN bound counts none either way).
+        c = np.cumsum(s * s if mode <= 4 else s).tolist()
+        last = c[-1]
+        n = bisect_left(c, last * (1 - cutoff) if mode in (4, 6) else last - cutoff) + 1
+        if max_bond > 0:
+            n = min(n, max_bond)
+    elif cutoff > 0.0 or renorm > 0:
         if mode == 1:
             n = int(np.count_nonzero(s > cutoff))
         elif mode == 2:
@@ -194,10 +212,19 @@ def _svd_plan(
 def _absorb_kernel(fa: Array, out: Array, arg: Any) -> None:
     # fa: a factor's column-major (p, q) owner; out: the column-major (rows, cols)
     # block of it times the weights w along its columns (`axis`) or rows: every
-    # element written.
+    # element written. Each side is viewed so that w runs along its last axis: the
+    # leading columns as a column-major (p, cols) block of the first elements, the
+    # leading rows through the row-major (q, p) view of the whole (its transpose).
     p, q, rows, cols, axis, w = arg
-    a = fa[: p * q].reshape((p, q), order="F")[:rows, :cols]
-    np.multiply(a, w if axis else w[:, None], out=out.reshape((rows, cols), order="F"))
+    if axis:
+        a = fa[: p * cols].reshape((p, cols), order="F")
+        o = out.reshape((p, cols), order="F")
+    else:
+        a = (fa if len(fa) == p * q else fa[: p * q]).reshape((q, p))
+        if rows != p:
+            a = a[:, :rows]
+        o = out.reshape((q, rows))
+    np.multiply(a, w, out=o)
 
 
 def _values_kernel(fs: Array, out: Array, norm: Array) -> None:
@@ -227,10 +254,15 @@ def _phase_r_kernel(fa: Array, out: Array, arg: Any) -> None:
 
 def _phase_kernel(fa: Array, out: Array, arg: Any) -> None:
     # out: the (p, q) owner fa times the phases along its columns (`axis`) or rows:
-    # every element written.
+    # every element written (viewed so that the phases run along the last axis: the
+    # column-major (p, q) view, or the row-major (q, p) one, its transpose).
     p, q, axis, ph = arg
-    a = fa[: p * q].reshape((p, q), order="F")
-    np.multiply(a, ph if axis else ph[:, None], out=out.reshape((p, q), order="F"))
+    if len(fa) != p * q:
+        fa = fa[: p * q]
+    if axis:
+        np.multiply(fa.reshape((p, q), order="F"), ph, out=out.reshape((p, q), order="F"))
+    else:
+        np.multiply(fa.reshape((q, p)), ph, out=out.reshape((q, p)))
 
 
 # ---------------------------------------------------------------------- svd_truncated
@@ -404,6 +436,7 @@ def _stabilized(q: Any, r: Any, want_q: bool, want_r: bool) -> tuple[Any, Any] |
             return None
         held.append(ph)
     if qf is not None:
+        ph = held[0]  # real phases are their own conjugates
         qt, q_flipped = qf
         qp, qq = qt._shape
         # Q's columns (its owner's rows when flipped) take the conjugate phases.
@@ -414,7 +447,7 @@ def _stabilized(q: Any, r: Any, want_q: bool, want_r: bool) -> tuple[Any, Any] |
             qp * qq,
             qt._dtype,
             eng,
-            (qp, qq, not q_flipped, np.conj(held[0])),
+            (qp, qq, not q_flipped, ph if ph.dtype.kind != "c" else np.conj(ph)),
         )
         if got is None:
             return None
