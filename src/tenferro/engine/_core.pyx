@@ -1191,12 +1191,14 @@ cpdef object broadcast2(
             s2 = _get(x2, _T_SHAPE if c2 is Tensor else _V_SHAPE)
             if d1 is d2:
                 dt = d1
+                if dt not in allowed:  # one dtype: one membership test, not three
+                    return None
             else:
                 dt = _promotion.get((d1, d2))
                 if dt is None:
                     return None
-            if d1 not in allowed or d2 not in allowed or dt not in allowed:
-                return None
+                if d1 not in allowed or d2 not in allowed or dt not in allowed:
+                    return None
             r1 = len(s1)
             r2 = len(s2)
             rank = r1 if r1 >= r2 else r2
