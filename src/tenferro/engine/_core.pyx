@@ -38,11 +38,18 @@ functions that read the counts later; this module reads no reference counts.
 from tenferro.storage._fields cimport BufferFields, ReturnLane
 
 from tenferro.dtype import _NUMPY, DType
-from tenferro.storage.host import HostBuffer, shared_refusal
-from tenferro.tensor import Tensor
-from tenferro.view import TensorView
+from tenferro.storage.host import HostBuffer as _HostBuffer, shared_refusal
+from tenferro.tensor import Tensor as _Tensor
+from tenferro.view import TensorView as _TensorView
+
+# The classes every hot path compares ``type(x)`` against, held in C variables: a module
+# global is a dictionary lookup (~7 instructions, several per operation) at each use.
+cdef object HostBuffer = _HostBuffer
+cdef object Tensor = _Tensor
+cdef object TensorView = _TensorView
 
 from cpython.list cimport PyList_GET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.type cimport PyType_IsSubtype
 from cpython.pystate cimport PyThreadState, PyThreadState_Get
@@ -120,22 +127,37 @@ cdef Py_ssize_t _V_OFFSET = _slot(TensorView, "_offset")
 cdef Py_ssize_t _V_SOURCE = _slot(TensorView, "_source")
 
 
-cdef inline object _get(object obj, Py_ssize_t off):
+cdef extern from *:
+    """
+    /* ``obj.<field>`` for the ``__slots__`` field at byte offset ``off`` (a new
+       reference; an unset slot raises AttributeError, as the descriptor does), and
+       ``obj.<field> = value`` (the old value released last). Written in C so that the
+       compiler inlines them: a Cython function's error path (its traceback entry) made
+       each read an out-of-line call of ~20 instructions, several per operation. */
+    static CYTHON_INLINE PyObject* tfr_slot_get(PyObject* obj, Py_ssize_t off) {
+        PyObject* p = *(PyObject**)((char*)obj + off);
+        if (p == NULL) {
+            PyErr_Format(PyExc_AttributeError, "%s field unset", Py_TYPE(obj)->tp_name);
+            return NULL;
+        }
+        Py_INCREF(p);
+        return p;
+    }
+    static CYTHON_INLINE void tfr_slot_put(PyObject* obj, Py_ssize_t off, PyObject* value) {
+        PyObject** slot = (PyObject**)((char*)obj + off);
+        PyObject* old = *slot;
+        Py_INCREF(value);
+        *slot = value;
+        Py_XDECREF(old);
+    }
+    """
     # ``obj.<field>`` for the field at ``off`` (an unset slot raises, as the descriptor).
-    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>obj) + off))[0]
-    if p is NULL:
-        raise AttributeError(f"{type(obj).__name__} field unset")
-    return <object>p
-
-
-cdef inline void _put(object obj, Py_ssize_t off, object value):
+    object _get "tfr_slot_get" (object obj, Py_ssize_t off)
     # ``obj.<field> = value`` on an object this module just allocated (no old value to
     # release that could run code; an old one is released last all the same).
-    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + off)
-    cdef PyObject* old = slot[0]
-    Py_INCREF(value)
-    slot[0] = <PyObject*>value
-    Py_XDECREF(old)
+    void _put "tfr_slot_put" (object obj, Py_ssize_t off, object value) noexcept
+
+
 cdef dict _numpy_of = _NUMPY
 cdef object _BOOL = DType.BOOL
 cdef object _F64 = DType.F64
@@ -745,6 +767,27 @@ cpdef object current():
 # what it must with the typed error. Owners give owners; C-ordered views (`_c_source`)
 # give fresh C-ordered views (`_result`), computed on the buffers' memory as it lies.
 
+cdef inline bint _same_shape(tuple a, tuple b) except -1:
+    """``a == b`` for two shapes (tuples of ints), compared element by element in C: equal
+    small ints are one object (CPython caches them), so an element usually compares by
+    identity, where the tuples' ``==`` called the ints' comparison for each (~150
+    instructions for a 2-D shape)."""
+    if a is b:
+        return True
+    cdef Py_ssize_t n = len(a)
+    cdef Py_ssize_t i
+    cdef PyObject* x
+    cdef PyObject* y
+    if len(b) != n:
+        return False
+    for i in range(n):
+        x = PyTuple_GET_ITEM(a, i)
+        y = PyTuple_GET_ITEM(b, i)
+        if x is not y and <Py_ssize_t><object>x != <Py_ssize_t><object>y:
+            return False
+    return True
+
+
 cdef inline bint _weak_scalar(object value):
     """A Python float, or an int that float64 represents exactly (numpy reads it as
     the array's dtype, the standard's weak scalar)."""
@@ -768,12 +811,15 @@ cdef object _with_scalar(
         st = _get(x, _T_ST)
         if type(st) is not HostBuffer:
             return None
-        return _scalar(kernel, st, value, first, _get(x, _T_SHAPE), None, out_dt, current())
+        return _scalar(
+            kernel, <BufferFields>st, value, first, _get(x, _T_SHAPE), None, out_dt, current()
+        )
     st = _c_source(x)
     if st is None:
         return None
     return _scalar(
-        kernel, st, value, first, _get(x, _V_SHAPE), _get(x, _V_STRIDES), out_dt, current()
+        kernel, <BufferFields>st, value, first, _get(x, _V_SHAPE), _get(x, _V_STRIDES), out_dt,
+        current()
     )
 
 
@@ -785,7 +831,8 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
     otherwise."""
     cdef object c1 = type(x1)
     cdef object c2 = type(x2)
-    cdef object dt, sa, sb, shape
+    cdef object dt, sa, sb
+    cdef tuple shape
     if c1 is Tensor:
         if c2 is Tensor:
             sa = _get(x1, _T_ST)
@@ -797,10 +844,13 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
                 and type(sb) is HostBuffer
                 and dt is _get(x2, _T_DTYPE)
                 and dt in allowed
-                and shape == _get(x2, _T_SHAPE)
+                and _same_shape(shape, _get(x2, _T_SHAPE))
             ):
                 # Both inputs hold exactly n elements: the kernel writes all of out.
-                return _binary(kernel, sa, sb, shape, None, _BOOL if out_bool else dt, current())
+                return _binary(
+                    kernel, <BufferFields>sa, <BufferFields>sb, shape, None,
+                    _BOOL if out_bool else dt, current()
+                )
             return None
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
@@ -809,7 +859,11 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
         if c2 is TensorView:
             dt = _get(x1, _V_DTYPE)
             shape = _get(x1, _V_SHAPE)
-            if dt is not _get(x2, _V_DTYPE) or dt not in allowed or shape != _get(x2, _V_SHAPE):
+            if (
+                dt is not _get(x2, _V_DTYPE)
+                or dt not in allowed
+                or not _same_shape(shape, _get(x2, _V_SHAPE))
+            ):
                 return None
             sa = _c_source(x1)
             if sa is None:
@@ -819,8 +873,8 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
                 return None
             # Both C-ordered over all of their buffers: flat order is row-major order.
             return _binary(
-                kernel, sa, sb, shape, _get(x1, _V_STRIDES), _BOOL if out_bool else dt,
-                current()
+                kernel, <BufferFields>sa, <BufferFields>sb, shape, _get(x1, _V_STRIDES),
+                _BOOL if out_bool else dt, current()
             )
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
@@ -841,7 +895,7 @@ cpdef object elementwise1(object kernel, object x, object allowed):
         dt = _get(x, _T_DTYPE)
         if type(st) is not HostBuffer or dt not in allowed:
             return None
-        return _unary(kernel, st, _get(x, _T_SHAPE), None, dt, current())
+        return _unary(kernel, <BufferFields>st, _get(x, _T_SHAPE), None, dt, current())
     if c is TensorView:
         dt = _get(x, _V_DTYPE)
         if dt not in allowed:
@@ -849,7 +903,9 @@ cpdef object elementwise1(object kernel, object x, object allowed):
         st = _c_source(x)
         if st is None:
             return None
-        return _unary(kernel, st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current())
+        return _unary(
+            kernel, <BufferFields>st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current()
+        )
     return None
 
 
@@ -1135,12 +1191,14 @@ cpdef object broadcast2(
             s2 = _get(x2, _T_SHAPE if c2 is Tensor else _V_SHAPE)
             if d1 is d2:
                 dt = d1
+                if dt not in allowed:  # one dtype: one membership test, not three
+                    return None
             else:
                 dt = _promotion.get((d1, d2))
                 if dt is None:
                     return None
-            if d1 not in allowed or d2 not in allowed or dt not in allowed:
-                return None
+                if d1 not in allowed or d2 not in allowed or dt not in allowed:
+                    return None
             r1 = len(s1)
             r2 = len(s2)
             rank = r1 if r1 >= r2 else r2
@@ -1156,7 +1214,7 @@ cpdef object broadcast2(
                     return None
                 ext[i] = e1 if e2 == 1 else e2
                 n *= ext[i]
-            shape = s1 if rank == r1 and s1 == s2 else _ints_tuple(ext, rank)
+            shape = s1 if rank == r1 and _same_shape(s1, s2) else _ints_tuple(ext, rank)
         elif c2 is float or c2 is int:
             n = _beside_scalar(d1, s1, x2, allowed)
             if n == 0:
