@@ -1601,6 +1601,15 @@ cdef inline bint _plain_slice(object k):
     return type(part) is int and part != 0
 
 
+cdef inline object _derived(object x, tuple shape, tuple strides, Py_ssize_t offset):
+    """A view of the `TensorView` ``x``'s memory with this layout (`TensorView._derive`'s):
+    it holds ``x``'s root, taken first where ``x`` is a fresh root-less result."""
+    cdef object root = _get(x, _V_BASE)
+    if root is None:
+        root = x._root("TensorView._derive")
+    return _view(root, _get(x, _V_DTYPE), shape, strides, offset, _get(x, _V_SOURCE))
+
+
 cdef inline Py_ssize_t _col_major_into(tuple shape, Py_ssize_t* out):
     """A compact column-major owner's element strides for ``shape``, written to ``out``
     (room for 32); the rank, or -1 for a rank above 32 (the callers' general path)."""
@@ -1708,17 +1717,7 @@ cpdef object basic_view(object x, object key):
         axis += 1
     if c is Tensor:
         return view_of(x, _ints_tuple(out_shape, n_out), _ints_tuple(out_strides, n_out), offset)
-    root = _get(x, _V_BASE)
-    if root is None:
-        root = x._root("TensorView._derive")
-    return _view(
-        root,
-        _get(x, _V_DTYPE),
-        _ints_tuple(out_shape, n_out),
-        _ints_tuple(out_strides, n_out),
-        offset,
-        _get(x, _V_SOURCE),
-    )
+    return _derived(x, _ints_tuple(out_shape, n_out), _ints_tuple(out_strides, n_out), offset)
 
 
 cdef object _getitem_rest = None
@@ -1794,16 +1793,8 @@ cdef object _int_view(object x, object key):
             acc *= <Py_ssize_t>shape[i]
         return view_of(x, shape[1:], _ints_tuple(buf, rank - 1), idx)
     strides = _get(x, _V_STRIDES)
-    root = _get(x, _V_BASE)
-    if root is None:
-        root = x._root("TensorView._derive")
-    return _view(
-        root,
-        _get(x, _V_DTYPE),
-        shape[1:],
-        strides[1:],
-        <Py_ssize_t>_get(x, _V_OFFSET) + idx * <Py_ssize_t>strides[0],
-        _get(x, _V_SOURCE),
+    return _derived(
+        x, shape[1:], strides[1:], <Py_ssize_t>_get(x, _V_OFFSET) + idx * <Py_ssize_t>strides[0]
     )
 
 
