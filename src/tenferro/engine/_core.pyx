@@ -700,6 +700,36 @@ cpdef object pinned(object body, BufferFields st, tuple args):
         st._pins -= 1
 
 
+# The protocol's steps for two operands either of which may need no pin (None): a
+# view read through the root it holds, `broadcast2` and `dot_planned`.
+cdef inline void _pin_pair(BufferFields p1, BufferFields p2) noexcept:
+    if p1 is not None:
+        p1._pins += 1
+    if p2 is not None:
+        p2._pins += 1
+
+
+cdef inline bint _written_pair(BufferFields p1, BufferFields p2) noexcept:
+    # Whether a writer holds either buffer (read after pinning, step 2).
+    return (p1 is not None and p1.exclusive is not None) or (
+        p2 is not None and p2.exclusive is not None
+    )
+
+
+cdef inline void _failed_pair(BufferFields p1, BufferFields p2) noexcept:
+    if p1 is not None:
+        p1.failed_read = True
+    if p2 is not None:
+        p2.failed_read = True
+
+
+cdef inline void _unpin_pair(BufferFields p1, BufferFields p2) noexcept:
+    if p1 is not None:
+        p1._pins -= 1
+    if p2 is not None:
+        p2._pins -= 1
+
+
 # ---------------------------------------------------------------------- namespace entries
 def bind_current(object state, object default_engine):
     """Called once by engine/cpu.py: the thread state (``state.current``: the engine of
@@ -1262,14 +1292,9 @@ cpdef object broadcast2(
     cdef object strides = None
     cdef Py_ssize_t acc
     # A pin on each operand's buffer (module docstring, step 1).
-    if p1 is not None:
-        p1._pins += 1
-    if p2 is not None:
-        p2._pins += 1
+    _pin_pair(p1, p2)
     try:
-        if (p1 is not None and p1.exclusive is not None) or (
-            p2 is not None and p2.exclusive is not None
-        ):
+        if _written_pair(p1, p2):
             return None
         a = _operand(x1, c1, p1) if arr1 else x1
         b = _operand(x2, c2, p2) if arr2 else x2
@@ -1300,16 +1325,10 @@ cpdef object broadcast2(
         return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
-        if p1 is not None:
-            p1.failed_read = True
-        if p2 is not None:
-            p2.failed_read = True
+        _failed_pair(p1, p2)
         raise
     finally:
-        if p1 is not None:
-            p1._pins -= 1
-        if p2 is not None:
-            p2._pins -= 1
+        _unpin_pair(p1, p2)
 
 
 # ---------------------------------------------------------------------- views
@@ -1518,14 +1537,9 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         _np_dot = getattr(numpy.dot, "_implementation", numpy.dot)
         _ndarray = numpy.ndarray
     # A pin on each buffer read on its flat (module docstring, step 1).
-    if p1 is not None:
-        p1._pins += 1
-    if p2 is not None:
-        p2._pins += 1
+    _pin_pair(p1, p2)
     try:
-        if (p1 is not None and p1.exclusive is not None) or (
-            p2 is not None and p2.exclusive is not None
-        ):
+        if _written_pair(p1, p2):
             return None
         np_dt = _np_dtype(out_dt)
         owner = _acquire(eng, np_dt, n_out, True)
@@ -1559,16 +1573,10 @@ cpdef object dot_planned(object p, object q, tuple plan, object out_dt, object e
         _forget(eng, owner)
         _forget(eng, s_p)
         _forget(eng, s_q)
-        if p1 is not None:
-            p1.failed_read = True
-        if p2 is not None:
-            p2.failed_read = True
+        _failed_pair(p1, p2)
         raise
     finally:
-        if p1 is not None:
-            p1._pins -= 1
-        if p2 is not None:
-            p2._pins -= 1
+        _unpin_pair(p1, p2)
 
 
 # ---------------------------------------------------------------------- basic indexing
