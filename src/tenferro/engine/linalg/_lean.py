@@ -387,14 +387,23 @@ def eig(eng: EngineBase, a: Any) -> Any:
 
 # ---------------------------------------------------------------------- QR, expm
 def _qr(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool) -> Any:
+    # ?geqrf on a copy of fa, R off its triangle, ?orgqr's Q in place: compiled.
+    return _qr_run(eng, fa, dt, m, n, complete, False)
+
+
+def _qr_run(
+    eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool, rows: bool
+) -> Any:
+    """Q and R of the ``m x n`` matrix ``fa`` holds (``rows``: its transpose, handed out
+    transposed, `_qr_rows`) by one compiled call (`_calls.qr_run`) into pooled
+    outputs; None when LAPACK refuses the arguments."""
     pool = eng._pool
     npdt = dt.numpy
     qc = m if complete else min(m, n)
-    plan = K.qr_plan(dt, m, n, qc, False)
+    plan = K.qr_plan(dt, m, n, qc, rows)
     q_owner, qf = _take(eng, npdt, m * qc)
     r_owner, rf = _take(eng, npdt, qc * n)
     s_owner, sf = _take(eng, npdt, plan.scratch)
-    # ?geqrf on a copy of fa, R off its triangle, ?orgqr's Q in place in qf: compiled.
     info = K.qr_run(plan, fa, sf, qf, rf)
     # INVARIANT: no array over a buffer is left when it goes back.
     del sf
@@ -405,7 +414,8 @@ def _qr(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool) -
         pool.recycle(r_owner, 0)
         return None
     rec = eng._recycler
-    return _pooled((m, qc), dt, q_owner, qf, rec), _pooled((qc, n), dt, r_owner, rf, rec)
+    q_shape, r_shape = ((qc, m), (n, qc)) if rows else ((m, qc), (qc, n))
+    return _pooled(q_shape, dt, q_owner, qf, rec), _pooled(r_shape, dt, r_owner, rf, rec)
 
 
 def qr(eng: EngineBase, a: Any, mode: str) -> Any:
@@ -426,24 +436,7 @@ def _qr_rows(eng: EngineBase, fa: Array, dt: DType, n: int, m: int, complete: bo
     (``?gelqf``/``?orglq``), which needs no transposition but runs LAPACK's slower
     row-wise reflectors.
     """
-    pool = eng._pool
-    npdt = dt.numpy
-    qc = m if complete else min(m, n)
-    plan = K.qr_plan(dt, m, n, qc, True)
-    q_owner, qf = _take(eng, npdt, qc * m)
-    r_owner, rf = _take(eng, npdt, n * qc)
-    s_owner, sf = _take(eng, npdt, plan.scratch)
-    info = K.qr_run(plan, fa, sf, qf, rf)
-    # INVARIANT: no array over a buffer is left when it goes back.
-    del sf
-    pool.recycle(s_owner, 0)
-    if info:  # LAPACK reports only wrong arguments
-        del qf, rf
-        pool.recycle(q_owner, 0)
-        pool.recycle(r_owner, 0)
-        return None
-    rec = eng._recycler
-    return _pooled((qc, m), dt, q_owner, qf, rec), _pooled((n, qc), dt, r_owner, rf, rec)
+    return _qr_run(eng, fa, dt, m, n, complete, True)
 
 
 def qr_rows(eng: EngineBase, a: Any, mode: str) -> Any:
