@@ -1988,3 +1988,4 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
     if plan[0]:
         return dot_planned(x2, x1, plan[1], dt, current())
     return dot_planned(x1, x2, plan[1], dt, current())
+include "_split.pxi"

@@ -45,6 +45,7 @@ from ...dtype import DType
 from ...storage.host import HostBuffer
 from ...tensor import Tensor
 from .._base import EngineBase
+from .._core import lean_qr as _lean_qr
 from .._core import pinned as _core_pinned
 
 # `tensor._pooled`'s tensor, built in C (a third of a microsecond less per result).
@@ -395,27 +396,9 @@ def _qr_run(
     eng: EngineBase, fa: Array, dt: DType, m: int, n: int, complete: bool, rows: bool
 ) -> Any:
     """Q and R of the ``m x n`` matrix ``fa`` holds (``rows``: its transpose, handed out
-    transposed, `_qr_rows`) by one compiled call (`_calls.qr_run`) into pooled
-    outputs; None when LAPACK refuses the arguments."""
-    pool = eng._pool
-    npdt = dt.numpy
-    qc = m if complete else min(m, n)
-    plan = K.qr_plan(dt, m, n, qc, rows)
-    q_owner, qf = _take(eng, npdt, m * qc)
-    r_owner, rf = _take(eng, npdt, qc * n)
-    s_owner, sf = _take(eng, npdt, plan.scratch)
-    info = K.qr_run(plan, fa, sf, qf, rf)
-    # INVARIANT: no array over a buffer is left when it goes back.
-    del sf
-    pool.recycle(s_owner, 0)
-    if info:  # LAPACK reports only wrong arguments
-        del qf, rf
-        pool.recycle(q_owner, 0)
-        pool.recycle(r_owner, 0)
-        return None
-    rec = eng._recycler
-    q_shape, r_shape = ((qc, m), (n, qc)) if rows else ((m, qc), (qc, n))
-    return _pooled(q_shape, dt, q_owner, qf, rec), _pooled(r_shape, dt, r_owner, rf, rec)
+    transposed, `_qr_rows`) by one compiled call (`_core.lean_qr`: the plan, the pooled
+    outputs, `_calls.qr_run`) ; None when LAPACK refuses the arguments."""
+    return _lean_qr(eng, fa, dt, m, n, complete, rows)
 
 
 def qr(eng: EngineBase, a: Any, mode: str) -> Any:
