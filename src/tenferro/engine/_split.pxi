@@ -271,7 +271,8 @@ def svd_truncated(
         or len(x._shape) != 2
         or 0 in x._shape
     ):
-        u, s, vh = _split_linalg().svd(x, full_matrices=False)
+        got = _svd_lean_split(x)
+        u, s, vh = got if got is not None else _split_linalg().svd(x, full_matrices=False)
     cdef int lform = 0, rform = 0
     cdef bint s_out = False
     cdef object uf = None, vf = None
@@ -558,11 +559,14 @@ def qr_stabilized(object x, object absorb=1, object stabilized=True, **kwargs):
 cdef object _K = None
 cdef object _CpuEngine = None
 cdef frozenset _LAPACK_DTYPES = None
+cdef Py_ssize_t _K_SVD_ROWS_MIN = 0
 
 
 cdef int _bind_qr() except -1:
-    global _K, _CpuEngine, _LAPACK_DTYPES
+    global _K, _CpuEngine, _LAPACK_DTYPES, _K_SVD_ROWS_MIN
     from tenferro.engine.linalg import _kernels
+    from tenferro.engine.linalg._lean import SVD_ROWS_MIN
+    _K_SVD_ROWS_MIN = SVD_ROWS_MIN
     from tenferro.engine.cpu import CpuEngine
     _CpuEngine = CpuEngine
     _LAPACK_DTYPES = frozenset((DType.F32, DType.F64, DType.C32, DType.C64))
@@ -726,3 +730,119 @@ cdef object _qr_lean_split(object x, tuple qform):
     if transposed:
         left, right = (None if right is None else right.mT), (None if left is None else left.mT)
     return left, None, right
+
+
+# ---------------------------------------------------------------------- the lean SVD
+cpdef object lean_svd(
+    object eng, object fa, object dt, Py_ssize_t m, Py_ssize_t n, bint full, bint swapped
+):
+    """``(U, S, Vh)`` of the column-major ``m x n`` matrix ``fa`` (``?gesdd``, thin or
+    ``full``) in new pooled tensors; None for a matrix with NaN or infinite entries or
+    when LAPACK does not converge (the general path raises, typed).
+
+    `_lean._svd`'s body with vectors, compiled: results taken first, in the order the
+    caller hands them out (``swapped``: ``(Vh, S, U)``, the SVD of a C-ordered matrix
+    from its owner's), the scratch last and given back before returning; if anything
+    raises, the buffers taken are forgotten by the pool, never pooled. The caller
+    pins ``fa``'s buffer (`_lean.run`).
+    """
+    if _K is None:
+        _bind_qr()
+    if not _K.finite(fa):
+        return None  # NaN or +-inf (gesdd may never return): the general path refuses it
+    cdef Py_ssize_t k = min(m, n)
+    cdef Py_ssize_t ucols = m if full else k
+    cdef Py_ssize_t vrows = n if full else k
+    cdef object real = dt.real
+    cdef object npdt = _np_dtype(dt)
+    cdef object rnp = _np_dtype(real)
+    cdef object pool = _pool_of(eng)
+    cdef object u_owner = None, s_owner = None, v_owner = None, w_owner = None
+    cdef object u, s, v, w
+    cdef object plan = _K.gesdd_plan(dt, b"A" if full else b"S", m, n)
+    try:
+        if swapped:
+            v_owner = _acquire(eng, npdt, vrows * n)
+            s_owner = _acquire(eng, rnp, k)
+            u_owner = _acquire(eng, npdt, m * ucols)
+        else:
+            u_owner = _acquire(eng, npdt, m * ucols)
+            s_owner = _acquire(eng, rnp, k)
+            v_owner = _acquire(eng, npdt, vrows * n)
+        u = u_owner if len(u_owner) == m * ucols else u_owner[: m * ucols]
+        s = s_owner if len(s_owner) == k else s_owner[:k]
+        v = v_owner if len(v_owner) == vrows * n else v_owner[: vrows * n]
+        w_owner = _acquire(eng, npdt, plan.scratch)
+        w = w_owner if len(w_owner) == plan.scratch else w_owner[: plan.scratch]
+        # fa copied into the scratch and every address read in the compiled call.
+        info = _K.gesdd_run(plan, w, s, u, v, fa)
+        w = None  # INVARIANT: no array over a buffer is left when it goes back
+        pool.recycle(w_owner, 0)
+        w_owner = None
+        if info:
+            u = s = v = None
+            for buf in (v_owner, s_owner, u_owner):
+                pool.recycle(buf, 0)
+            u_owner = s_owner = v_owner = None
+            return None  # no convergence: the general path raises
+    except BaseException:
+        for buf in (w_owner, v_owner, s_owner, u_owner):
+            _forget(eng, buf)
+        raise
+    cdef object rec = _recycler_of(eng)
+    return (
+        pooled((m, ucols), dt, u_owner, u, rec),
+        pooled((k,), real, s_owner, s, rec),
+        pooled((vrows, n), dt, v_owner, v, rec),
+    )
+
+
+cdef object _svd_lean_split(object x):
+    """``(U, S, Vh)`` of a plain host matrix or a C-ordered view of one, thin, as
+    `tenferro.linalg.svd` gives them (the same lean routine on the same memory), on
+    the current `CpuEngine`; None (nothing taken) for anything else, or a tall
+    C-ordered matrix large enough for `_lean.svd_rows`: the caller then calls
+    `tenferro.linalg.svd`."""
+    if _K is None:
+        _bind_qr()
+    cdef object eng = current()
+    if type(eng) is not _CpuEngine:
+        return None
+    cdef object st
+    cdef tuple shape
+    cdef bint view
+    cdef object dt
+    if type(x) is Tensor:
+        st = _get(x, _T_ST)
+        if type(st) is not HostBuffer:
+            return None
+        shape = _get(x, _T_SHAPE)
+        dt = _get(x, _T_DTYPE)
+        view = False
+    else:
+        st = _c_source(x)
+        if st is None:
+            return None
+        shape = _get(x, _V_SHAPE)[::-1]
+        dt = _get(x, _V_DTYPE)
+        view = True
+    if len(shape) != 2 or dt not in _LAPACK_DTYPES:
+        return None
+    cdef Py_ssize_t a = shape[0], b = shape[1]
+    if not a or not b or (view and b > a and a * b >= _K_SVD_ROWS_MIN):
+        return None
+    cdef object res
+    (<BufferFields>st)._pins += 1  # the core's protocol (module docstring)
+    try:
+        if (<BufferFields>st).exclusive is not None:
+            return None
+        res = lean_svd(eng, (<BufferFields>st).flat, dt, a, b, False, view)
+    except BaseException:
+        (<BufferFields>st).failed_read = True
+        raise
+    finally:
+        (<BufferFields>st)._pins -= 1
+    if res is None or not view:
+        return res
+    u, s, vh = res
+    return c_view(vh), s, c_view(u)

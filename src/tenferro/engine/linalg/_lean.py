@@ -46,6 +46,7 @@ from ...storage.host import HostBuffer
 from ...tensor import Tensor
 from .._base import EngineBase
 from .._core import lean_qr as _lean_qr
+from .._core import lean_svd as _lean_svd
 from .._core import pinned as _core_pinned
 
 # `tensor._pooled`'s tensor, built in C (a third of a microsecond less per result).
@@ -466,38 +467,17 @@ def _gesdd(eng: EngineBase, fa: Array, dt: DType, m: int, n: int, jobz: bytes, o
 def _svd(
     eng: EngineBase, fa: Array, dt: DType, m: int, n: int, full: bool, vectors: bool, swapped: bool
 ) -> Any:
+    if vectors:
+        # Compiled (`_core.lean_svd`): the pooled results, ``?gesdd``, the scratch.
+        return _lean_svd(eng, fa, dt, m, n, full, swapped)
     k = min(m, n)
     real = dt.real
-    rec = eng._recycler
-    if not vectors:
-        s_owner, s = _take(eng, real.numpy, k)
-        if _gesdd(eng, fa, dt, m, n, b"N", (s,)):
-            del s
-            eng._pool.recycle(s_owner, 0)
-            return None  # NaN input or no convergence: the general path raises
-        return _pooled((k,), real, s_owner, s, rec)
-    ucols, vrows = (m, n) if full else (k, k)
-    npdt = dt.numpy
-    # Taken in the order the caller hands them out (see `_take`): (U, S, Vh), or
-    # ``swapped``, (Vh, S, U) (the namespace's SVD of a C-ordered matrix, `svd`).
-    if swapped:
-        v_owner, v = _take(eng, npdt, vrows * n)
-        s_owner, s = _take(eng, real.numpy, k)
-        u_owner, u = _take(eng, npdt, m * ucols)
-    else:
-        u_owner, u = _take(eng, npdt, m * ucols)
-        s_owner, s = _take(eng, real.numpy, k)
-        v_owner, v = _take(eng, npdt, vrows * n)
-    if _gesdd(eng, fa, dt, m, n, b"A" if full else b"S", (u, s, v)):
-        del u, s, v
-        for buf in (v_owner, s_owner, u_owner):
-            eng._pool.recycle(buf, 0)
+    s_owner, s = _take(eng, real.numpy, k)
+    if _gesdd(eng, fa, dt, m, n, b"N", (s,)):
+        del s
+        eng._pool.recycle(s_owner, 0)
         return None  # NaN input or no convergence: the general path raises
-    return (
-        _pooled((m, ucols), dt, u_owner, u, rec),
-        _pooled((k,), real, s_owner, s, rec),
-        _pooled((vrows, n), dt, v_owner, v, rec),
-    )
+    return _pooled((k,), real, s_owner, s, eng._recycler)
 
 
 def svd(eng: EngineBase, a: Any, full_matrices: Any, vectors: bool, swapped: bool = False) -> Any:
