@@ -10,9 +10,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 # Compiled sources (the per-operation core, engine/_core.pyx): an edit rebuilds.
-CORE_SRC := $(wildcard src/tenferro/*.pyx src/tenferro/*/*.pyx src/tenferro/*/*/*.pyx src/tenferro/*.pxd src/tenferro/*/*.pxd)
+CORE_SRC := $(wildcard src/tenferro/*.pyx src/tenferro/*/*.pyx src/tenferro/*/*/*.pyx src/tenferro/*.pxd src/tenferro/*/*.pxd src/tenferro/*/*.pxi)
 
-# Re-install (and so re-compile the core) whenever pyproject.toml or a .pyx/.pxd changes.
+# Re-install (and so re-compile the core) whenever pyproject.toml or a .pyx/.pxd/.pxi changes.
 $(STAMP): pyproject.toml $(CORE_SRC) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'

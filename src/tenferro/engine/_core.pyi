@@ -88,3 +88,40 @@ def reshape_kernel(fa: Any, out: Any, arg: tuple[Any, ...]) -> None: ...
 def reshape_planned(x: Any, shape: Any, may_copy: bool, plans: dict[Any, Any]) -> Any: ...
 def bind_matmul(namespace: Any, plans: dict[Any, Any], marker: object) -> None: ...
 def matmul_operator(x1: Any, x2: Any, /) -> Any: ...
+
+# quimb's split kernels and the lean QR/SVD bodies (engine/_split.pxi).
+def bind_split(
+    svd_forms: dict[Any, Any],
+    cutoff_modes: dict[Any, Any],
+    qr_forms: dict[Any, Any],
+    fallback: Any,
+    plan: Any,
+    error: Any,
+    linalg: Any,
+) -> None: ...
+def svd_truncated(
+    x: Any,
+    cutoff: Any = ...,
+    cutoff_mode: Any = ...,
+    max_bond: Any = ...,
+    absorb: Any = ...,
+    renorm: Any = ...,
+    info: dict[str, Any] | None = ...,
+    **kwargs: Any,
+) -> tuple[Any, Any, Any]: ...
+def qr_stabilized(
+    x: Any, absorb: Any = ..., stabilized: Any = ..., **kwargs: Any
+) -> tuple[Any, None, Any]: ...
+def lean_qr(
+    eng: Any,
+    fa: Any,
+    dt: DType,
+    m: int,
+    n: int,
+    complete: bool,
+    rows: bool,
+    stabilize: bool = ...,
+) -> tuple[Tensor, Tensor] | None: ...
+def lean_svd(
+    eng: Any, fa: Any, dt: DType, m: int, n: int, full: bool, swapped: bool
+) -> tuple[Tensor, Tensor, Tensor] | None: ...

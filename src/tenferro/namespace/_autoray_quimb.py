@@ -17,12 +17,14 @@ Each takes quimb's arguments and gives quimb's composed results, value for value
 cutoff_mode, max_bond, absorb, renorm, info)`` with the cutoff modes 1-6
 (``"abs"``, ``"rel"``, ``"sum2"``, ``"rsum2"``, ``"sum1"``, ``"rsum1"``), every
 absorb code or name, renormalisation powers and ``info["error"]``;
-``qr_stabilized(x, absorb, stabilized)`` with the QR-like and LQ-like codes. The
-work is one ``tenferro.linalg.svd`` (``qr``), one read of the singular values
-(or of R's diagonal) under a pin, and one compiled engine call
-(`engine.interface.shaped2`) per factor that absorbs them, writing the product
-into a new pooled output; an unabsorbed, truncated factor is a view of the
-decomposition's pooled output, as in quimb's composed function. Anything else
+``qr_stabilized(x, absorb, stabilized)`` with the QR-like and LQ-like codes.
+Both are compiled (`engine/_split.pxi`, in the core; docs/internals.md says how
+they keep the ownership rules): the lean SVD (QR) of the matrix's memory, the
+truncation count and every factor that absorbs the values (or R's phases) in one
+pass of C, each absorbing factor a new pooled output; an unabsorbed, truncated
+factor is a view of the decomposition's pooled output, as in quimb's composed
+function. This module holds quimb's code tables and the numpy rule for
+renormalisation and the truncation error (`_svd_plan`). Anything else
 (a batch of matrices, extra keyword arguments, tracers, unknown codes, an empty
 matrix) runs quimb's composed function, as quimb's numpy versions do for
 batches.
@@ -199,9 +201,7 @@ def _error(value: Array) -> Any:
 
 # The kernels themselves are compiled (engine/_split.pxi, in the core): this module
 # holds quimb's tables and the numpy rule for renormalisation and the error.
-_core.bind_split(
-    _SVD_FORMS, _CUTOFF_MODES, _QR_FORMS, _fallback, _svd_plan, _error, _linalg
-)
+_core.bind_split(_SVD_FORMS, _CUTOFF_MODES, _QR_FORMS, _fallback, _svd_plan, _error, _linalg)
 svd_truncated = _core.svd_truncated
 qr_stabilized = _core.qr_stabilized
 
