@@ -254,6 +254,103 @@ def test_qr_stabilized_refuses_an_absorb_without_a_qr_form_as_quimb_does() -> No
         qdec.qr_stabilized(x, absorb=0)
 
 
+# ---------------------------------------------------------------------- the compiled path
+class _Boom(RuntimeError):
+    pass
+
+
+def _live(eng: tfr.CpuEngine) -> int:
+    """The bytes ``eng``'s pool has handed out and not had back (returns drained first)."""
+    eng.buffer_pool_stats()
+    return int(eng._pool._out)
+
+
+def _pooled_matrix(eng: tfr.CpuEngine, shape: tuple[int, int], layout: str) -> Any:
+    """``(x, owner)``: a pooled tensor of ``eng`` and ``x``, itself or its C-ordered view."""
+    a = _matrix(shape, np.float64, seed=3)
+    t = eng.mul(tfr.asarray(np.asfortranarray(a if layout == "F owner" else a.T)), 1.0)
+    assert t._st.recycler is not None
+    return (t if layout == "F owner" else t.mT), t
+
+
+SPLITS = {
+    "svd_truncated": (
+        "gesdd_run",
+        lambda x: qdec.svd_truncated(x, cutoff=1e-10, cutoff_mode=4, max_bond=3, absorb=-1),
+    ),
+    "qr_stabilized": ("qr_run", lambda x: qdec.qr_stabilized(x, absorb=1)),
+}
+
+
+@pytest.mark.parametrize("layout", ["C view", "F owner"])
+@pytest.mark.parametrize("split", list(SPLITS))
+def test_a_split_leaves_only_its_results_live_in_the_pool(
+    split: str, layout: str, no_fallback: None
+) -> None:
+    eng = tfr.CpuEngine()
+    with eng:
+        x, _ = _pooled_matrix(eng, (9, 6), layout)
+        before = _live(eng)
+        got = SPLITS[split][1](x)
+        assert _live(eng) > before
+        del got
+        assert _live(eng) == before
+
+
+@pytest.mark.parametrize("layout", ["C view", "F owner"])
+@pytest.mark.parametrize("split", list(SPLITS))
+def test_a_split_whose_lapack_call_raises_forgets_its_buffers_and_marks_its_operand(
+    split: str, layout: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tenferro.engine.linalg import _kernels
+    from tenferro.storage import host
+
+    def boom(*args: Any) -> int:
+        raise _Boom("lapack failed")
+
+    eng = tfr.CpuEngine()
+    with eng:
+        x, owner = _pooled_matrix(eng, (9, 6), layout)
+        before = _live(eng)
+        monkeypatch.setattr(_kernels, SPLITS[split][0], boom)
+        with pytest.raises(_Boom):
+            SPLITS[split][1](x)
+        assert _live(eng) == before
+        assert owner._st.failed_read
+        assert not host.reading
+
+
+@pytest.mark.parametrize("split", list(SPLITS))
+def test_a_split_of_a_matrix_under_a_write_borrow_is_refused(split: str) -> None:
+    x = tfr.asarray(np.asfortranarray(_matrix((9, 6), np.float64)))
+    with x.map_write(), pytest.raises(tfr.BorrowError):
+        SPLITS[split][1](x)
+    SPLITS[split][1](x)  # and works once the borrow has ended
+
+
+def test_qr_stabilized_of_a_fresh_c_ordered_view_takes_no_root(no_fallback: None) -> None:
+    x = tfr.asarray(np.ascontiguousarray(_matrix((9, 6), np.float64)))
+    y = x * 1.0  # a fresh C-ordered result: no root until something reads it
+    assert y._base is None
+    q, _, r = qdec.qr_stabilized(y, absorb=1)
+    assert y._base is None
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), np.asarray(x), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_svd_truncated_counts_a_float32_spectrum_in_float32(dtype: Any) -> None:
+    # Singular values 1, 0.1 (rounded to the dtype), 0.01: an "abs" cutoff of 0.1 (a
+    # Python float) is cast to the spectrum's dtype first, as numpy compares: in
+    # float32 the second value equals the cutoff (not kept); in float64 likewise.
+    a = np.diag(np.array([1.0, 0.1, 0.01], dtype=dtype))
+    x = tfr.asarray(np.asfortranarray(a))
+    opts = dict(cutoff=0.1, cutoff_mode=1, max_bond=-1, absorb=None)
+    ref = qdec.svd_truncated._default_fn(x, **opts)
+    with _only_tenferros():
+        ours = qdec.svd_truncated(x, **opts)
+    assert np.asarray(ours[1]).shape == np.asarray(ref[1]).shape == (1,)
+
+
 # ---------------------------------------------------------------------- registration
 _CHILD = """
 import sys

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from bisect import bisect_left
 from typing import Any
 
 import numpy as np
@@ -133,28 +132,14 @@ def _svd_plan(
     """``(n, norm, error)`` from the singular values ``flat[:k]`` (descending): how many
     to keep, the factor the kept ones are renormalised by (None: none) and the
     truncation error (None: not asked). quimb's composed rule, step for step, in
-    the singular values' dtype. Returns new values only (``flat`` is borrowed)."""
+    the singular values' dtype, with numpy: the compiled kernel (`engine/_split.pxi`)
+    counts in C and calls this only to renormalise, for the error, or for a cutoff
+    or bond given as something other than a Python number. Returns new values only
+    (``flat`` is borrowed)."""
     s = flat[:k]
     csp = tot = None
     power = 0
-    if (
-        mode >= 3
-        and cutoff > 0.0
-        and not renorm
-        and cutoff.__class__ is float
-        and flat.dtype.char == "d"
-    ):
-        # A cumulative mode in float64 without renormalisation: the same sums (a
-        # cumulative sum adds in order; ``s * s`` is ``s**2``), read once as Python
-        # floats, the bound in the same double arithmetic; the cumulative sums never
-        # decrease (their terms are not negative), so the count below the bound is
-        # where the bound would be inserted (a NaN bound counts none either way).
-        c = np.cumsum(s * s if mode <= 4 else s).tolist()
-        last = c[-1]
-        n = bisect_left(c, last * (1 - cutoff) if mode in (4, 6) else last - cutoff) + 1
-        if max_bond > 0:
-            n = min(n, max_bond)
-    elif cutoff > 0.0 or renorm > 0:
+    if cutoff > 0.0 or renorm > 0:
         if mode == 1:
             n = int(np.count_nonzero(s > cutoff))
         elif mode == 2:
