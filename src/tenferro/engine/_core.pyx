@@ -1850,6 +1850,71 @@ def reshape_kernel(object fa, object out, tuple arg):
         out.reshape(new[::-1]).T[...] = src.reshape(new)
 
 
+def view_reshape_kernel(object fa, object out, tuple arg):
+    """The reshape copy of a shared view (`_shaped`'s kernel): ``fa`` is the flat of the
+    view's buffer (of the view's dtype), ``arg`` the view's ``(shape, strides, offset)``
+    in elements and the new shape; ``out`` (written whole) gets the view's elements
+    column-major in the new shape, in the row-major element order the standard's
+    reshape reads."""
+    cdef tuple shape = arg[0]
+    cdef tuple strides = arg[1]
+    cdef tuple new = arg[3]
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, isz
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp bs[32]
+    if rank > 32:
+        raise ValueError("tenferro: more than 32 dimensions")
+    isz = cnp.PyArray_ITEMSIZE(<cnp.ndarray>fa)
+    for i in range(rank):
+        dims[i] = <Py_ssize_t>shape[i]
+        bs[i] = <Py_ssize_t>strides[i] * isz
+    # The view's elements over the buffer's memory (the layout stays inside it: checked
+    # when the view was made), read in its own shape.
+    cdef object src = _over(fa, _descr(fa), <Py_ssize_t>arg[2] * isz, <int>rank, dims, bs, False)
+    cdef object dst = _shaped_over(out, _descr(out), new, False, True)
+    # numpy's C-order reshape of the strided source (a copy: the plan says numpy copies),
+    # then into out's column-major layout.
+    cnp.PyArray_CopyInto(
+        <cnp.ndarray>dst, <cnp.ndarray>cnp.PyArray_Reshape(<cnp.ndarray>src, new)
+    )
+
+
+cdef object _view_copy(object x, tuple new):
+    """`reshape_planned`'s copy of the shared view ``x`` (a plan says numpy would copy):
+    one named, counted copy into a pooled owner, read on the pinned ``flat`` of the
+    view's host buffer (`_shaped`: a fresh root-less view stays root-less); None for the
+    general path (group storage, a buffer whose ``flat`` is of another dtype, an
+    exclusively borrowed buffer)."""
+    global _copies, _copied_bytes
+    cdef object st = _get(x, _V_SOURCE)
+    cdef object dt, fd, want, res, d
+    cdef Py_ssize_t n, nbytes
+    if type(st) is not HostBuffer:
+        return None
+    dt = _get(x, _V_DTYPE)
+    fd = _descr((<BufferFields>st).flat)
+    want = _np_dtype(dt)
+    if fd is not want and fd != want:
+        return None
+    n = 1
+    for d in new:
+        n *= <Py_ssize_t>d
+    nbytes = n * <Py_ssize_t>(<cnp.dtype>want).itemsize
+    if _forbid.depth:
+        # Inside forbid_copies(): `check_copy` raises its typed refusal, nothing done.
+        _check_copy(_RESHAPE, nbytes)
+    res = _shaped(
+        view_reshape_kernel, <BufferFields>st, new, n, dt, current(),
+        (_get(x, _V_SHAPE), _get(x, _V_STRIDES), _get(x, _V_OFFSET), new),
+    )
+    if res is not None:
+        # Counted once made (`copies.count_copy`'s rule), in the core's own count.
+        _copies += 1
+        _copied_bytes += nbytes
+    return res
+
+
 cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
     """``reshape(x, shape)`` for a live tensor or shared view ``x`` and a tuple ``shape``
     of exact ints whose plan ``plans`` holds (``(new shape, strides, offset)`` per
@@ -1897,13 +1962,17 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
             root, x._dtype, new, new_strides, <Py_ssize_t>x._offset + <Py_ssize_t>plan[2],
             x._source,
         )
-    # numpy would copy: only an owner's planned copy is taken here.
-    if not may_copy or c is not Tensor or type(st) is not HostBuffer:
+    # numpy would copy: an owner's or a shared view's planned copy is taken here.
+    if not may_copy:
         return None
     if _check_copy is None:
         from tenferro.copies import _forbid as forbid, check_copy
         _forbid = forbid
         _check_copy = check_copy
+    if c is TensorView:
+        return _view_copy(x, new)
+    if type(st) is not HostBuffer:
+        return None
     n = 1
     for d in new:
         n *= <Py_ssize_t>d

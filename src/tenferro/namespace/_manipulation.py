@@ -21,19 +21,15 @@ import numpy as np
 
 from ..copies import check_copy, check_copy_flag, count_copy
 from ..engine._core import reshape_planned as _reshape_planned
-from ..engine.interface import view_of
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
-from ..layout import ArgMemo, col_major_strides, permuter, shape_size
-from ..storage.host import HostBuffer
+from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
 from ._adapter import (
     Result,
     compute,
     emit,
-    emit_kernel,
     permuted_view,
-    reshape_copy,
     view_base,
     view_like,
 )
@@ -322,44 +318,9 @@ def _reshaped_view(x: Any, shape: Any, may_copy: bool) -> Any:
         _reshape_plans[key] = plan
     if plan is None:
         return None
-    new, new_strides, delta = plan
-    if new_strides is None:
-        # numpy would copy: an owner's row-major reshape is one named copy, read from
-        # its buffer under the engine's pin; a shared view's, one read through its own
-        # alias (`_view_reshape_copy`).
-        if not may_copy:
-            return None
-        if x.__class__ is Tensor:
-            return reshape_copy(x, new)
-        return _view_reshape_copy(x, new)
-    if x.__class__ is Tensor:
-        x._live("tenferro.reshape")  # a moved tensor is refused (view_of refuses a borrowed one)
-        return view_of(x, new, new_strides, delta)
-    return x._derive(new, new_strides, x._offset + delta)
-
-
-def _view_reshape_copy(v: TensorView, new: Shape) -> Any:
-    """``reshape(v, new)`` of a shared host view whose layout needs a copy (numpy's own
-    reshape would copy; ``new`` checked by `_reshape_plan`): one named, counted copy
-    into a pooled owner, as the general path makes it (an owner: only a layout that is
-    not row-major needs a copy), read through the view's strided array (the view is
-    a counted alias, so no writer can begin while it lives); None for the general
-    path (group storage)."""
-    if v._source.__class__ is not HostBuffer:
-        return None
-    op = "tenferro.reshape"
-    dt = v._dtype
-    nbytes = shape_size(new) * dt.itemsize
-    check_copy(op, nbytes)
-    a = v._strided(op)
-
-    def kernel(nd: Any) -> None:
-        # nd has the shape new: the reshaped values fill every element of it.
-        np.copyto(nd, a.reshape(new))
-
-    res = emit_kernel(op, new, dt, kernel)
-    count_copy(nbytes)
-    return res
+    # Planned now: the compiled path takes it (the view, or the one named copy numpy's
+    # own reshape would make), or declines (None) for the general path.
+    return _reshape_planned(x, shape, may_copy, _reshape_plans)
 
 
 #: Cap on the span (in elements) of a layout `_reshape_plan` imitates with bytes.
