@@ -2057,3 +2057,174 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
     if plan[0]:
         return dot_planned(x2, x1, plan[1], dt, current())
     return dot_planned(x1, x2, plan[1], dt, current())
+
+
+# ---------------------------------------------------------------------- entries
+# `transpose`, `permute_dims`, `reshape` and `tensordot` of the namespace themselves
+# (quimb and autoray call them per tensor, several per split): compiled functions
+# (Cython's, binding like Python functions) that take a case the namespace planned
+# before in one call, with no Python frame, and hand anything else to ``general``
+# (the namespace's Python function, wrapped to borrow numpy operands), which checks,
+# plans, refuses with the typed error or computes.
+
+cdef object _permuted(object x, object axes, dict plans):
+    """``x`` (a live tensor or a shared view) with its axes in the order ``axes``: None
+    (all reversed) or a tuple of exact ints whose checked permutation ``plans`` holds
+    (normalised, keyed by the tuple itself: its length is the rank it was checked
+    for). The view as `view_of` (a tensor, borrowed) or `_derived` (a view) gives it;
+    None for anything else (the general path)."""
+    cdef object c = type(x)
+    cdef tuple shape, strides, perm = None
+    cdef Py_ssize_t rank, i, p, offset
+    cdef Py_ssize_t in_strides[32]
+    cdef Py_ssize_t out_shape[32]
+    cdef Py_ssize_t out_strides[32]
+    cdef object a
+    if c is Tensor:
+        if _get(x, _T_ST) is None:
+            return None  # moved: the general path refuses it
+        shape = _get(x, _T_SHAPE)
+        rank = _col_major_into(shape, in_strides)
+        if rank < 0:
+            return None
+        offset = 0
+    elif c is TensorView:
+        shape = _get(x, _V_SHAPE)
+        strides = _get(x, _V_STRIDES)
+        rank = len(shape)
+        if rank > 32:
+            return None
+        for i in range(rank):
+            in_strides[i] = <Py_ssize_t>strides[i]
+        offset = <Py_ssize_t>_get(x, _V_OFFSET)
+    else:
+        return None
+    if axes is not None:
+        # Exact ints only: a bool equals an int (and hashes as one) but is refused.
+        if type(axes) is not tuple or len(<tuple>axes) != rank:
+            return None
+        for a in <tuple>axes:
+            if type(a) is not int:
+                return None
+        perm = plans.get(axes)
+        if perm is None:
+            return None
+    for i in range(rank):
+        p = rank - 1 - i if perm is None else <Py_ssize_t>perm[i]
+        out_shape[i] = <Py_ssize_t>shape[p]
+        out_strides[i] = in_strides[p]
+    if c is Tensor:
+        return view_of(x, _ints_tuple(out_shape, rank), _ints_tuple(out_strides, rank), 0)
+    return _derived(x, _ints_tuple(out_shape, rank), _ints_tuple(out_strides, rank), offset)
+
+
+def transpose_entry(object general, dict plans):
+    """``transpose(x, /, axes=None)``: `_permuted`, else ``general(x, axes)``."""
+
+    @cython.binding(True)
+    def transpose(x, /, axes=None):
+        cdef object r = _permuted(x, axes, plans)
+        if r is None:
+            return general(x, axes)
+        return r
+
+    return transpose
+
+
+def permute_dims_entry(object general, dict plans):
+    """``permute_dims(x, /, axes)``: `_permuted` for a tuple ``axes``, else
+    ``general(x, axes)``."""
+
+    @cython.binding(True)
+    def permute_dims(x, /, axes):
+        cdef object r
+        if axes is not None:
+            r = _permuted(x, axes, plans)
+            if r is not None:
+                return r
+        return general(x, axes)
+
+    return permute_dims
+
+
+def reshape_entry(object general, dict plans):
+    """``reshape(x, /, shape, *, copy=None)``: `reshape_planned` (``copy`` None or
+    False), else ``general(x, shape, copy=copy)``."""
+
+    @cython.binding(True)
+    def reshape(x, /, shape, *, copy=None):
+        cdef object c = type(x)
+        cdef object r
+        if (copy is None or copy is False) and (c is Tensor or c is TensorView):
+            r = reshape_planned(x, shape, copy is None, plans)
+            if r is not None:
+                return r
+        return general(x, shape, copy=copy)
+
+    return reshape
+
+
+cdef inline object _int_axes(object seq):
+    """A sequence of axes (a tuple or list of exact ints, or one exact int) as a tuple,
+    or None (`_contraction._exact_ints`)."""
+    cdef object c = type(seq)
+    cdef object i
+    if c is int:
+        return (seq,)
+    if c is not tuple and c is not list:
+        return None
+    for i in seq:
+        if type(i) is not int:
+            return None
+    return seq if c is tuple else tuple(seq)
+
+
+def tensordot_entry(object general, dict plans):
+    """``tensordot(x1, x2, /, axes=2)``: the planned product the namespace cached for the
+    operands' shapes, strides, dtypes and axes (``plans``, keyed as
+    `_contraction._strided_key` keys it; a plan ``(swap, plan)`` or False) in one
+    `dot_planned` call on the calling thread's engine; else ``general(x1, x2, axes)``,
+    which plans, runs or refuses."""
+
+    @cython.binding(True)
+    def tensordot(x1, x2, /, axes=2):
+        cdef object c1 = type(x1)
+        cdef object c2 = type(x2)
+        cdef object s1, s2, ax, pa, pb, plan, r
+        if (c1 is Tensor or c1 is TensorView) and (c2 is Tensor or c2 is TensorView):
+            ax = None
+            if type(axes) is int:
+                ax = axes
+            elif (type(axes) is tuple or type(axes) is list) and len(axes) == 2:
+                pa = _int_axes(axes[0])
+                pb = _int_axes(axes[1])
+                if pa is not None and pb is not None:
+                    ax = (pa, pb)
+            if ax is not None:
+                if c1 is Tensor:
+                    s1 = None
+                    sh1 = _get(x1, _T_SHAPE)
+                    dt1 = _get(x1, _T_DTYPE)
+                else:
+                    s1 = _get(x1, _V_STRIDES)
+                    sh1 = _get(x1, _V_SHAPE)
+                    dt1 = _get(x1, _V_DTYPE)
+                if c2 is Tensor:
+                    s2 = None
+                    sh2 = _get(x2, _T_SHAPE)
+                    dt2 = _get(x2, _T_DTYPE)
+                else:
+                    s2 = _get(x2, _V_STRIDES)
+                    sh2 = _get(x2, _V_SHAPE)
+                    dt2 = _get(x2, _V_DTYPE)
+                plan = plans.get((sh1, s1, sh2, s2, dt1, dt2, ax))
+                if plan is not None and plan is not False:
+                    if plan[0]:
+                        r = dot_planned(x2, x1, plan[1], dt1, current())
+                    else:
+                        r = dot_planned(x1, x2, plan[1], dt1, current())
+                    if r is not None:
+                        return r
+        return general(x1, x2, axes)
+
+    return tensordot
