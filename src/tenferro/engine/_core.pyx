@@ -437,6 +437,68 @@ cdef object _c_source(object x):
     return src
 
 
+cdef object _span_source(object x, Py_ssize_t* start, Py_ssize_t* count):
+    """The `HostBuffer` of the `TensorView` ``x`` when ``x``'s elements, in row-major
+    order, are ``count`` consecutive elements of the buffer's ``flat`` from ``start``
+    (compact row-major at any offset, axes of length one aside, rank >= 1, not empty, of
+    the buffer's own dtype): the C-ordered views of `_c_source` and their row blocks,
+    and every contiguous 1-D view (``v[2:5]``); else None. The result an elementwise
+    kernel on that span computes has the layout `_span_strides` gives."""
+    if type(x) is not TensorView:
+        return None
+    cdef object src = _get(x, _V_SOURCE)
+    if type(src) is not HostBuffer:
+        return None
+    cdef tuple shape = _get(x, _V_SHAPE)
+    cdef tuple own = _get(x, _V_STRIDES)
+    cdef Py_ssize_t rank = len(shape)
+    if rank < 1 or rank > 32:
+        return None
+    cdef Py_ssize_t acc = 1
+    cdef Py_ssize_t i, d
+    for i in range(rank - 1, -1, -1):
+        d = <Py_ssize_t>shape[i]
+        # A length-one axis: any stride reads the same element.
+        if d != 1 and <Py_ssize_t>own[i] != acc:
+            return None
+        acc *= d
+    if acc == 0:
+        return None
+    cdef Py_ssize_t offset = <Py_ssize_t>_get(x, _V_OFFSET)
+    cdef object flat = (<BufferFields>src).flat
+    if offset < 0 or offset + acc > cnp.PyArray_DIM(<cnp.ndarray>flat, 0):
+        return None  # pragma: no cover - a view stays inside its buffer
+    cdef object fd = _descr(flat)
+    cdef object want = _np_dtype(_get(x, _V_DTYPE))
+    if fd is not want and fd != want:
+        return None
+    start[0] = offset
+    count[0] = acc
+    return src
+
+
+cdef object _span_strides(object x):
+    """The layout of the result of an elementwise kernel on the span of the view ``x``
+    (`_span_source`), the general path's (numpy's 'K', `prefers_c`): the row-major
+    strides of ``x``'s shape (a fresh C-ordered view; ``x``'s own where they are exactly
+    those) where ``x`` prefers row-major order, else None (a column-major owner: rank 1,
+    or at most one axis longer than one, where both orders read the span alike)."""
+    cdef tuple shape = _get(x, _V_SHAPE)
+    cdef tuple own = _get(x, _V_STRIDES)
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, acc = 1
+    cdef bint exact = True
+    cdef Py_ssize_t rows[32]
+    if rank < 2 or not prefers_c(x):
+        return None
+    for i in range(rank - 1, -1, -1):
+        rows[i] = acc
+        if <Py_ssize_t>own[i] != acc:
+            exact = False
+        acc *= <Py_ssize_t>shape[i]
+    return own if exact else _ints_tuple(rows, rank)
+
+
 # An engine's `_pool` and `_recycler` (engine/_base.py's `EngineBase` slots), read at
 # their offsets (bound by `bind_current`) for every engine class derived from it.
 cdef object _EngineBase = None
@@ -485,6 +547,19 @@ cdef inline void _forget(object eng, object owner) except *:
         eng._pool.forget(owner)
 
 
+cdef inline object _span(object flat, Py_ssize_t start, Py_ssize_t n):
+    """``flat`` itself (``n`` < 0: all of it), or its ``n`` elements from ``start`` (a
+    read-only 1-D array over them, `_over`; the caller's span lies inside ``flat``)."""
+    cdef cnp.npy_intp dims[1]
+    if n < 0 or (start == 0 and n == cnp.PyArray_DIM(<cnp.ndarray>flat, 0)):
+        return flat
+    dims[0] = n
+    return _over(
+        flat, _descr(flat), start * cnp.PyArray_ITEMSIZE(<cnp.ndarray>flat), 1, dims, NULL,
+        False,
+    )
+
+
 cpdef object unary(object kernel, object t, object out_dt, object eng):
     """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
     buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
@@ -492,16 +567,16 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
 
 
 cdef object _unary(
-    object kernel, BufferFields st, tuple shape, object strides, object out_dt, object eng
+    object kernel, BufferFields st, tuple shape, object strides, object out_dt, object eng,
+    Py_ssize_t start=0, Py_ssize_t n=-1
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef Py_ssize_t n
     st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
-        fa = st.flat
+        fa = _span(st.flat, start, n)
         n = len(fa)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
@@ -525,22 +600,21 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
 
 cdef object _binary(
     object kernel, BufferFields sa, BufferFields sb, tuple shape, object strides, object out_dt,
-    object eng
+    object eng, Py_ssize_t start_a=0, Py_ssize_t start_b=0, Py_ssize_t n=-1
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef Py_ssize_t n
     sa._pins += 1  # a pin (module docstring, step 1)
     sb._pins += 1
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        fa = sa.flat
+        fa = _span(sa.flat, start_a, n)
         n = len(fa)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
-        kernel(fa, sb.flat, flat)
+        kernel(fa, _span(sb.flat, start_b, n), flat)
         return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
@@ -560,16 +634,15 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
 
 cdef object _scalar(
     object kernel, BufferFields st, object value, bint first, tuple shape, object strides,
-    object out_dt, object eng
+    object out_dt, object eng, Py_ssize_t start=0, Py_ssize_t n=-1
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef Py_ssize_t n
     st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
-        fa = st.flat
+        fa = _span(st.flat, start, n)
         n = len(fa)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
@@ -844,12 +917,13 @@ cdef object _with_scalar(
         return _scalar(
             kernel, <BufferFields>st, value, first, _get(x, _T_SHAPE), None, out_dt, current()
         )
-    st = _c_source(x)
+    cdef Py_ssize_t start = 0, n = 0
+    st = _span_source(x, &start, &n)
     if st is None:
         return None
     return _scalar(
-        kernel, <BufferFields>st, value, first, _get(x, _V_SHAPE), _get(x, _V_STRIDES), out_dt,
-        current()
+        kernel, <BufferFields>st, value, first, _get(x, _V_SHAPE), _span_strides(x), out_dt,
+        current(), start, n,
     )
 
 
@@ -863,6 +937,7 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
     cdef object c2 = type(x2)
     cdef object dt, sa, sb
     cdef tuple shape
+    cdef Py_ssize_t start_a = 0, start_b = 0, n = 0
     if c1 is Tensor:
         if c2 is Tensor:
             sa = _get(x1, _T_ST)
@@ -895,16 +970,16 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
                 or not _same_shape(shape, _get(x2, _V_SHAPE))
             ):
                 return None
-            sa = _c_source(x1)
+            sa = _span_source(x1, &start_a, &n)
             if sa is None:
                 return None
-            sb = _c_source(x2)
+            sb = _span_source(x2, &start_b, &n)
             if sb is None:
                 return None
-            # Both C-ordered over all of their buffers: flat order is row-major order.
+            # Both spans of their buffers in row-major order, of one shape (n elements).
             return _binary(
-                kernel, <BufferFields>sa, <BufferFields>sb, shape, _get(x1, _V_STRIDES),
-                _BOOL if out_bool else dt, current()
+                kernel, <BufferFields>sa, <BufferFields>sb, shape, _span_strides(x1),
+                _BOOL if out_bool else dt, current(), start_a, start_b, n
             )
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
@@ -926,15 +1001,17 @@ cpdef object elementwise1(object kernel, object x, object allowed):
         if type(st) is not HostBuffer or dt not in allowed:
             return None
         return _unary(kernel, <BufferFields>st, _get(x, _T_SHAPE), None, dt, current())
+    cdef Py_ssize_t start = 0, n = 0
     if c is TensorView:
         dt = _get(x, _V_DTYPE)
         if dt not in allowed:
             return None
-        st = _c_source(x)
+        st = _span_source(x, &start, &n)
         if st is None:
             return None
         return _unary(
-            kernel, <BufferFields>st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current()
+            kernel, <BufferFields>st, _get(x, _V_SHAPE), _span_strides(x), dt, current(), start,
+            n,
         )
     return None
 
