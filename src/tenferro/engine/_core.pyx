@@ -1263,6 +1263,30 @@ cdef Py_ssize_t _beside_scalar(
     return n
 
 
+cdef extern from *:
+    """
+    /* ``ufunc(a, b, out=out, casting="unsafe")`` as one vectorcall with the keyword
+       names ``kwnames`` (the tuple ``("out", "casting")``, built once): Cython's call
+       with keywords builds a dict per call, which the ufunc turns back into this. */
+    static PyObject* tfr_ufunc_out(PyObject* f, PyObject* a, PyObject* b, PyObject* out,
+                                   PyObject* casting, PyObject* kwnames) {
+        PyObject* args[5] = {NULL, a, b, out, casting};
+        return PyObject_Vectorcall(f, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    }
+    """
+    object tfr_ufunc_out(object f, object a, object b, object out, object casting,
+                         object kwnames)
+
+
+cdef tuple _OUT_CASTING = ("out", "casting")
+cdef str _UNSAFE = "unsafe"
+
+
+cdef inline object _ufunc_out(object ufunc, object a, object b, object out):
+    # ``ufunc(a, b, out=out, casting="unsafe")`` (`tfr_ufunc_out`).
+    return tfr_ufunc_out(ufunc, a, b, out, _UNSAFE, _OUT_CASTING)
+
+
 cpdef object broadcast2(
     object ufunc, object x1, object x2, object allowed, bint out_bool, object op
 ):
@@ -1395,7 +1419,7 @@ cpdef object broadcast2(
                 ufunc(a, b, out=nd, casting="unsafe")
         else:
             try:
-                ufunc(a, b, out=nd, casting="unsafe")
+                _ufunc_out(ufunc, a, b, nd)
             finally:
                 PyContextVar_Reset(_extobj, token)
         a = b = nd = None
