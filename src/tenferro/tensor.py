@@ -205,22 +205,30 @@ class Tensor(ArrayMethods, NotCopyable):
     # ------------------------------------------------------------------ properties
     @property
     def shape(self) -> Shape:
-        self._live("Tensor.shape")
+        # `_live`'s check inlined: quimb and autoray read these per call.
+        if self._st is None:
+            self._raise_moved("Tensor.shape")
         return self._shape
 
     @property
     def dtype(self) -> DType:
-        self._live("Tensor.dtype")
+        # `_live`'s check inlined: quimb and autoray read these per call.
+        if self._st is None:
+            self._raise_moved("Tensor.dtype")
         return self._dtype
 
     @property
     def ndim(self) -> int:
-        self._live("Tensor.ndim")
+        # `_live`'s check inlined: quimb and autoray read these per call.
+        if self._st is None:
+            self._raise_moved("Tensor.ndim")
         return len(self._shape)
 
     @property
     def size(self) -> int:
-        self._live("Tensor.size")
+        # `_live`'s check inlined: quimb and autoray read these per call.
+        if self._st is None:
+            self._raise_moved("Tensor.size")
         return shape_size(self._shape)
 
     @property

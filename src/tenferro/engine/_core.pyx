@@ -437,6 +437,68 @@ cdef object _c_source(object x):
     return src
 
 
+cdef object _span_source(object x, Py_ssize_t* start, Py_ssize_t* count):
+    """The `HostBuffer` of the `TensorView` ``x`` when ``x``'s elements, in row-major
+    order, are ``count`` consecutive elements of the buffer's ``flat`` from ``start``
+    (compact row-major at any offset, axes of length one aside, rank >= 1, not empty, of
+    the buffer's own dtype): the C-ordered views of `_c_source` and their row blocks,
+    and every contiguous 1-D view (``v[2:5]``); else None. The result an elementwise
+    kernel on that span computes has the layout `_span_strides` gives."""
+    if type(x) is not TensorView:
+        return None
+    cdef object src = _get(x, _V_SOURCE)
+    if type(src) is not HostBuffer:
+        return None
+    cdef tuple shape = _get(x, _V_SHAPE)
+    cdef tuple own = _get(x, _V_STRIDES)
+    cdef Py_ssize_t rank = len(shape)
+    if rank < 1 or rank > 32:
+        return None
+    cdef Py_ssize_t acc = 1
+    cdef Py_ssize_t i, d
+    for i in range(rank - 1, -1, -1):
+        d = <Py_ssize_t>shape[i]
+        # A length-one axis: any stride reads the same element.
+        if d != 1 and <Py_ssize_t>own[i] != acc:
+            return None
+        acc *= d
+    if acc == 0:
+        return None
+    cdef Py_ssize_t offset = <Py_ssize_t>_get(x, _V_OFFSET)
+    cdef object flat = (<BufferFields>src).flat
+    if offset < 0 or offset + acc > cnp.PyArray_DIM(<cnp.ndarray>flat, 0):
+        return None  # pragma: no cover - a view stays inside its buffer
+    cdef object fd = _descr(flat)
+    cdef object want = _np_dtype(_get(x, _V_DTYPE))
+    if fd is not want and fd != want:
+        return None
+    start[0] = offset
+    count[0] = acc
+    return src
+
+
+cdef object _span_strides(object x):
+    """The layout of the result of an elementwise kernel on the span of the view ``x``
+    (`_span_source`), the general path's (numpy's 'K', `prefers_c`): the row-major
+    strides of ``x``'s shape (a fresh C-ordered view; ``x``'s own where they are exactly
+    those) where ``x`` prefers row-major order, else None (a column-major owner: rank 1,
+    or at most one axis longer than one, where both orders read the span alike)."""
+    cdef tuple shape = _get(x, _V_SHAPE)
+    cdef tuple own = _get(x, _V_STRIDES)
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, acc = 1
+    cdef bint exact = True
+    cdef Py_ssize_t rows[32]
+    if rank < 2 or not prefers_c(x):
+        return None
+    for i in range(rank - 1, -1, -1):
+        rows[i] = acc
+        if <Py_ssize_t>own[i] != acc:
+            exact = False
+        acc *= <Py_ssize_t>shape[i]
+    return own if exact else _ints_tuple(rows, rank)
+
+
 # An engine's `_pool` and `_recycler` (engine/_base.py's `EngineBase` slots), read at
 # their offsets (bound by `bind_current`) for every engine class derived from it.
 cdef object _EngineBase = None
@@ -485,6 +547,19 @@ cdef inline void _forget(object eng, object owner) except *:
         eng._pool.forget(owner)
 
 
+cdef inline object _span(object flat, Py_ssize_t start, Py_ssize_t n):
+    """``flat`` itself (``n`` < 0: all of it), or its ``n`` elements from ``start`` (a
+    read-only 1-D array over them, `_over`; the caller's span lies inside ``flat``)."""
+    cdef cnp.npy_intp dims[1]
+    if n < 0 or (start == 0 and n == cnp.PyArray_DIM(<cnp.ndarray>flat, 0)):
+        return flat
+    dims[0] = n
+    return _over(
+        flat, _descr(flat), start * cnp.PyArray_ITEMSIZE(<cnp.ndarray>flat), 1, dims, NULL,
+        False,
+    )
+
+
 cpdef object unary(object kernel, object t, object out_dt, object eng):
     """``kernel(t.flat, out)`` into a pooled output of ``t``'s shape, or None when ``t``'s
     buffer is exclusively borrowed. ``t`` is a plain host tensor (the caller checked)."""
@@ -492,16 +567,16 @@ cpdef object unary(object kernel, object t, object out_dt, object eng):
 
 
 cdef object _unary(
-    object kernel, BufferFields st, tuple shape, object strides, object out_dt, object eng
+    object kernel, BufferFields st, tuple shape, object strides, object out_dt, object eng,
+    Py_ssize_t start=0, Py_ssize_t n=-1
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef Py_ssize_t n
     st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
-        fa = st.flat
+        fa = _span(st.flat, start, n)
         n = len(fa)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
@@ -525,22 +600,21 @@ cpdef object binary(object kernel, object a, object b, object out_dt, object eng
 
 cdef object _binary(
     object kernel, BufferFields sa, BufferFields sb, tuple shape, object strides, object out_dt,
-    object eng
+    object eng, Py_ssize_t start_a=0, Py_ssize_t start_b=0, Py_ssize_t n=-1
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef Py_ssize_t n
     sa._pins += 1  # a pin (module docstring, step 1)
     sb._pins += 1
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        fa = sa.flat
+        fa = _span(sa.flat, start_a, n)
         n = len(fa)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
-        kernel(fa, sb.flat, flat)
+        kernel(fa, _span(sb.flat, start_b, n), flat)
         return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
@@ -560,16 +634,15 @@ cpdef object scalar(object kernel, object t, object value, bint first, object ou
 
 cdef object _scalar(
     object kernel, BufferFields st, object value, bint first, tuple shape, object strides,
-    object out_dt, object eng
+    object out_dt, object eng, Py_ssize_t start=0, Py_ssize_t n=-1
 ):
     cdef object fa, flat
     cdef object owner = None  # bound before the try: _forget reads it
-    cdef Py_ssize_t n
     st._pins += 1  # a pin (module docstring, step 1)
     try:
         if st.exclusive is not None:
             return None
-        fa = st.flat
+        fa = _span(st.flat, start, n)
         n = len(fa)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
@@ -844,12 +917,13 @@ cdef object _with_scalar(
         return _scalar(
             kernel, <BufferFields>st, value, first, _get(x, _T_SHAPE), None, out_dt, current()
         )
-    st = _c_source(x)
+    cdef Py_ssize_t start = 0, n = 0
+    st = _span_source(x, &start, &n)
     if st is None:
         return None
     return _scalar(
-        kernel, <BufferFields>st, value, first, _get(x, _V_SHAPE), _get(x, _V_STRIDES), out_dt,
-        current()
+        kernel, <BufferFields>st, value, first, _get(x, _V_SHAPE), _span_strides(x), out_dt,
+        current(), start, n,
     )
 
 
@@ -863,6 +937,7 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
     cdef object c2 = type(x2)
     cdef object dt, sa, sb
     cdef tuple shape
+    cdef Py_ssize_t start_a = 0, start_b = 0, n = 0
     if c1 is Tensor:
         if c2 is Tensor:
             sa = _get(x1, _T_ST)
@@ -895,16 +970,16 @@ cpdef object elementwise2(object kernel, object x1, object x2, object allowed, b
                 or not _same_shape(shape, _get(x2, _V_SHAPE))
             ):
                 return None
-            sa = _c_source(x1)
+            sa = _span_source(x1, &start_a, &n)
             if sa is None:
                 return None
-            sb = _c_source(x2)
+            sb = _span_source(x2, &start_b, &n)
             if sb is None:
                 return None
-            # Both C-ordered over all of their buffers: flat order is row-major order.
+            # Both spans of their buffers in row-major order, of one shape (n elements).
             return _binary(
-                kernel, <BufferFields>sa, <BufferFields>sb, shape, _get(x1, _V_STRIDES),
-                _BOOL if out_bool else dt, current()
+                kernel, <BufferFields>sa, <BufferFields>sb, shape, _span_strides(x1),
+                _BOOL if out_bool else dt, current(), start_a, start_b, n
             )
         if c2 is float or c2 is int:
             return _with_scalar(kernel, x1, x2, False, allowed, out_bool)
@@ -926,15 +1001,17 @@ cpdef object elementwise1(object kernel, object x, object allowed):
         if type(st) is not HostBuffer or dt not in allowed:
             return None
         return _unary(kernel, <BufferFields>st, _get(x, _T_SHAPE), None, dt, current())
+    cdef Py_ssize_t start = 0, n = 0
     if c is TensorView:
         dt = _get(x, _V_DTYPE)
         if dt not in allowed:
             return None
-        st = _c_source(x)
+        st = _span_source(x, &start, &n)
         if st is None:
             return None
         return _unary(
-            kernel, <BufferFields>st, _get(x, _V_SHAPE), _get(x, _V_STRIDES), dt, current()
+            kernel, <BufferFields>st, _get(x, _V_SHAPE), _span_strides(x), dt, current(), start,
+            n,
         )
     return None
 
@@ -1186,6 +1263,30 @@ cdef Py_ssize_t _beside_scalar(
     return n
 
 
+cdef extern from *:
+    """
+    /* ``ufunc(a, b, out=out, casting="unsafe")`` as one vectorcall with the keyword
+       names ``kwnames`` (the tuple ``("out", "casting")``, built once): Cython's call
+       with keywords builds a dict per call, which the ufunc turns back into this. */
+    static PyObject* tfr_ufunc_out(PyObject* f, PyObject* a, PyObject* b, PyObject* out,
+                                   PyObject* casting, PyObject* kwnames) {
+        PyObject* args[5] = {NULL, a, b, out, casting};
+        return PyObject_Vectorcall(f, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    }
+    """
+    object tfr_ufunc_out(object f, object a, object b, object out, object casting,
+                         object kwnames)
+
+
+cdef tuple _OUT_CASTING = ("out", "casting")
+cdef str _UNSAFE = "unsafe"
+
+
+cdef inline object _ufunc_out(object ufunc, object a, object b, object out):
+    # ``ufunc(a, b, out=out, casting="unsafe")`` (`tfr_ufunc_out`).
+    return tfr_ufunc_out(ufunc, a, b, out, _UNSAFE, _OUT_CASTING)
+
+
 cpdef object broadcast2(
     object ufunc, object x1, object x2, object allowed, bint out_bool, object op
 ):
@@ -1318,7 +1419,7 @@ cpdef object broadcast2(
                 ufunc(a, b, out=nd, casting="unsafe")
         else:
             try:
-                ufunc(a, b, out=nd, casting="unsafe")
+                _ufunc_out(ufunc, a, b, nd)
             finally:
                 PyContextVar_Reset(_extobj, token)
         a = b = nd = None
@@ -1850,6 +1951,71 @@ def reshape_kernel(object fa, object out, tuple arg):
         out.reshape(new[::-1]).T[...] = src.reshape(new)
 
 
+def view_reshape_kernel(object fa, object out, tuple arg):
+    """The reshape copy of a shared view (`_shaped`'s kernel): ``fa`` is the flat of the
+    view's buffer (of the view's dtype), ``arg`` the view's ``(shape, strides, offset)``
+    in elements and the new shape; ``out`` (written whole) gets the view's elements
+    column-major in the new shape, in the row-major element order the standard's
+    reshape reads."""
+    cdef tuple shape = arg[0]
+    cdef tuple strides = arg[1]
+    cdef tuple new = arg[3]
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, isz
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp bs[32]
+    if rank > 32:
+        raise ValueError("tenferro: more than 32 dimensions")
+    isz = cnp.PyArray_ITEMSIZE(<cnp.ndarray>fa)
+    for i in range(rank):
+        dims[i] = <Py_ssize_t>shape[i]
+        bs[i] = <Py_ssize_t>strides[i] * isz
+    # The view's elements over the buffer's memory (the layout stays inside it: checked
+    # when the view was made), read in its own shape.
+    cdef object src = _over(fa, _descr(fa), <Py_ssize_t>arg[2] * isz, <int>rank, dims, bs, False)
+    cdef object dst = _shaped_over(out, _descr(out), new, False, True)
+    # numpy's C-order reshape of the strided source (a copy: the plan says numpy copies),
+    # then into out's column-major layout.
+    cnp.PyArray_CopyInto(
+        <cnp.ndarray>dst, <cnp.ndarray>cnp.PyArray_Reshape(<cnp.ndarray>src, new)
+    )
+
+
+cdef object _view_copy(object x, tuple new):
+    """`reshape_planned`'s copy of the shared view ``x`` (a plan says numpy would copy):
+    one named, counted copy into a pooled owner, read on the pinned ``flat`` of the
+    view's host buffer (`_shaped`: a fresh root-less view stays root-less); None for the
+    general path (group storage, a buffer whose ``flat`` is of another dtype, an
+    exclusively borrowed buffer)."""
+    global _copies, _copied_bytes
+    cdef object st = _get(x, _V_SOURCE)
+    cdef object dt, fd, want, res, d
+    cdef Py_ssize_t n, nbytes
+    if type(st) is not HostBuffer:
+        return None
+    dt = _get(x, _V_DTYPE)
+    fd = _descr((<BufferFields>st).flat)
+    want = _np_dtype(dt)
+    if fd is not want and fd != want:
+        return None
+    n = 1
+    for d in new:
+        n *= <Py_ssize_t>d
+    nbytes = n * <Py_ssize_t>(<cnp.dtype>want).itemsize
+    if _forbid.depth:
+        # Inside forbid_copies(): `check_copy` raises its typed refusal, nothing done.
+        _check_copy(_RESHAPE, nbytes)
+    res = _shaped(
+        view_reshape_kernel, <BufferFields>st, new, n, dt, current(),
+        (_get(x, _V_SHAPE), _get(x, _V_STRIDES), _get(x, _V_OFFSET), new),
+    )
+    if res is not None:
+        # Counted once made (`copies.count_copy`'s rule), in the core's own count.
+        _copies += 1
+        _copied_bytes += nbytes
+    return res
+
+
 cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
     """``reshape(x, shape)`` for a live tensor or shared view ``x`` and a tuple ``shape``
     of exact ints whose plan ``plans`` holds (``(new shape, strides, offset)`` per
@@ -1897,13 +2063,17 @@ cpdef object reshape_planned(object x, object shape, bint may_copy, dict plans):
             root, x._dtype, new, new_strides, <Py_ssize_t>x._offset + <Py_ssize_t>plan[2],
             x._source,
         )
-    # numpy would copy: only an owner's planned copy is taken here.
-    if not may_copy or c is not Tensor or type(st) is not HostBuffer:
+    # numpy would copy: an owner's or a shared view's planned copy is taken here.
+    if not may_copy:
         return None
     if _check_copy is None:
         from tenferro.copies import _forbid as forbid, check_copy
         _forbid = forbid
         _check_copy = check_copy
+    if c is TensorView:
+        return _view_copy(x, new)
+    if type(st) is not HostBuffer:
+        return None
     n = 1
     for d in new:
         n *= <Py_ssize_t>d
@@ -1988,4 +2158,177 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
     if plan[0]:
         return dot_planned(x2, x1, plan[1], dt, current())
     return dot_planned(x1, x2, plan[1], dt, current())
+
+
+# ---------------------------------------------------------------------- entries
+# `transpose`, `permute_dims`, `reshape` and `tensordot` of the namespace themselves
+# (quimb and autoray call them per tensor, several per split): compiled functions
+# (Cython's, binding like Python functions) that take a case the namespace planned
+# before in one call, with no Python frame, and hand anything else to ``general``
+# (the namespace's Python function, wrapped to borrow numpy operands), which checks,
+# plans, refuses with the typed error or computes.
+
+cdef object _permuted(object x, object axes, dict plans):
+    """``x`` (a live tensor or a shared view) with its axes in the order ``axes``: None
+    (all reversed) or a tuple of exact ints whose checked permutation ``plans`` holds
+    (normalised, keyed by the tuple itself: its length is the rank it was checked
+    for). The view as `view_of` (a tensor, borrowed) or `_derived` (a view) gives it;
+    None for anything else (the general path)."""
+    cdef object c = type(x)
+    cdef tuple shape, strides, perm = None
+    cdef Py_ssize_t rank, i, p, offset
+    cdef Py_ssize_t in_strides[32]
+    cdef Py_ssize_t out_shape[32]
+    cdef Py_ssize_t out_strides[32]
+    cdef object a
+    if c is Tensor:
+        if _get(x, _T_ST) is None:
+            return None  # moved: the general path refuses it
+        shape = _get(x, _T_SHAPE)
+        rank = _col_major_into(shape, in_strides)
+        if rank < 0:
+            return None
+        offset = 0
+    elif c is TensorView:
+        shape = _get(x, _V_SHAPE)
+        strides = _get(x, _V_STRIDES)
+        rank = len(shape)
+        if rank > 32:
+            return None
+        for i in range(rank):
+            in_strides[i] = <Py_ssize_t>strides[i]
+        offset = <Py_ssize_t>_get(x, _V_OFFSET)
+    else:
+        return None
+    if axes is not None:
+        # Exact ints only: a bool equals an int (and hashes as one) but is refused.
+        if type(axes) is not tuple or len(<tuple>axes) != rank:
+            return None
+        for a in <tuple>axes:
+            if type(a) is not int:
+                return None
+        perm = plans.get(axes)
+        if perm is None:
+            return None
+    for i in range(rank):
+        p = rank - 1 - i if perm is None else <Py_ssize_t>perm[i]
+        out_shape[i] = <Py_ssize_t>shape[p]
+        out_strides[i] = in_strides[p]
+    if c is Tensor:
+        return view_of(x, _ints_tuple(out_shape, rank), _ints_tuple(out_strides, rank), 0)
+    return _derived(x, _ints_tuple(out_shape, rank), _ints_tuple(out_strides, rank), offset)
+
+
+def transpose_entry(object general, dict plans):
+    """``transpose(x, /, axes=None)``: `_permuted`, else ``general(x, axes)``."""
+
+    @cython.binding(True)
+    def transpose(x, /, axes=None):
+        cdef object r = _permuted(x, axes, plans)
+        if r is None:
+            return general(x, axes)
+        return r
+
+    return transpose
+
+
+def permute_dims_entry(object general, dict plans):
+    """``permute_dims(x, /, axes)``: `_permuted` for a tuple ``axes``, else
+    ``general(x, axes)``."""
+
+    @cython.binding(True)
+    def permute_dims(x, /, axes):
+        cdef object r
+        if axes is not None:
+            r = _permuted(x, axes, plans)
+            if r is not None:
+                return r
+        return general(x, axes)
+
+    return permute_dims
+
+
+def reshape_entry(object general, dict plans):
+    """``reshape(x, /, shape, *, copy=None)``: `reshape_planned` (``copy`` None or
+    False), else ``general(x, shape, copy=copy)``."""
+
+    @cython.binding(True)
+    def reshape(x, /, shape, *, copy=None):
+        cdef object c = type(x)
+        cdef object r
+        if (copy is None or copy is False) and (c is Tensor or c is TensorView):
+            r = reshape_planned(x, shape, copy is None, plans)
+            if r is not None:
+                return r
+        return general(x, shape, copy=copy)
+
+    return reshape
+
+
+cdef inline object _int_axes(object seq):
+    """A sequence of axes (a tuple or list of exact ints, or one exact int) as a tuple,
+    or None (`_contraction._exact_ints`)."""
+    cdef object c = type(seq)
+    cdef object i
+    if c is int:
+        return (seq,)
+    if c is not tuple and c is not list:
+        return None
+    for i in seq:
+        if type(i) is not int:
+            return None
+    return seq if c is tuple else tuple(seq)
+
+
+def tensordot_entry(object general, dict plans):
+    """``tensordot(x1, x2, /, axes=2)``: the planned product the namespace cached for the
+    operands' shapes, strides, dtypes and axes (``plans``, keyed as
+    `_contraction._strided_key` keys it; a plan ``(swap, plan)`` or False) in one
+    `dot_planned` call on the calling thread's engine; else ``general(x1, x2, axes)``,
+    which plans, runs or refuses."""
+
+    @cython.binding(True)
+    def tensordot(x1, x2, /, axes=2):
+        cdef object c1 = type(x1)
+        cdef object c2 = type(x2)
+        cdef object s1, s2, ax, pa, pb, plan, r
+        if (c1 is Tensor or c1 is TensorView) and (c2 is Tensor or c2 is TensorView):
+            ax = None
+            if type(axes) is int:
+                ax = axes
+            elif (type(axes) is tuple or type(axes) is list) and len(axes) == 2:
+                pa = _int_axes(axes[0])
+                pb = _int_axes(axes[1])
+                if pa is not None and pb is not None:
+                    ax = (pa, pb)
+            if ax is not None:
+                if c1 is Tensor:
+                    s1 = None
+                    sh1 = _get(x1, _T_SHAPE)
+                    dt1 = _get(x1, _T_DTYPE)
+                else:
+                    s1 = _get(x1, _V_STRIDES)
+                    sh1 = _get(x1, _V_SHAPE)
+                    dt1 = _get(x1, _V_DTYPE)
+                if c2 is Tensor:
+                    s2 = None
+                    sh2 = _get(x2, _T_SHAPE)
+                    dt2 = _get(x2, _T_DTYPE)
+                else:
+                    s2 = _get(x2, _V_STRIDES)
+                    sh2 = _get(x2, _V_SHAPE)
+                    dt2 = _get(x2, _V_DTYPE)
+                plan = plans.get((sh1, s1, sh2, s2, dt1, dt2, ax))
+                if plan is not None and plan is not False:
+                    if plan[0]:
+                        r = dot_planned(x2, x1, plan[1], dt1, current())
+                    else:
+                        r = dot_planned(x1, x2, plan[1], dt1, current())
+                    if r is not None:
+                        return r
+        return general(x1, x2, axes)
+
+    return tensordot
+
+
 include "_split.pxi"

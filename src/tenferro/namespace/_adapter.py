@@ -20,14 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from ..copies import check_copy, count_copy
 from ..dtype import DType, dtype_of_array
 from ..engine import CpuEngine
 from ..engine import interface as _interface
 from ..engine._base import Reads
-from ..engine._core import reshape_kernel as _reshape_kernel
 from ..errors import ValidationError
-from ..layout import col_major_strides, shape_size
+from ..layout import col_major_strides
 from ..storage.host import HostBuffer
 from ..tensor import Tensor, _adopt, _base_chain, _check_adoptable
 from ..view import TensorView, TensorViewMut, _ViewBase
@@ -46,7 +44,6 @@ __all__ = [
     "is_array",
     "permuted_view",
     "read_all",
-    "reshape_copy",
     "ufunc_into",
     "unary_function",
     "view_base",
@@ -341,25 +338,6 @@ def compute(op: str, fn: Callable[..., Any], xs: tuple[Any, ...]) -> Any:
             raise
         except NUMPY_REFUSALS as exc:
             raise numpy_refusal(op, exc) from None
-
-
-def reshape_copy(x: Tensor, new: Shape) -> Any:
-    """``reshape(x, new)`` of a live plain host owner whose layout needs a copy (numpy's
-    own reshape would copy): one named, counted copy into a pooled owner, read
-    under the engine's pin; None (nothing counted) for the general path (group
-    storage, an exclusively borrowed or empty buffer)."""
-    op = "tenferro.reshape"
-    x._live(op)  # a moved tensor is refused
-    if x._st.__class__ is not HostBuffer:
-        return None
-    dt = x._dtype
-    n = shape_size(new)
-    nbytes = n * dt.itemsize
-    check_copy(op, nbytes)
-    res = _interface.shaped(_reshape_kernel, x, new, n, dt, _current(), (x._shape, new))
-    if res is not None:
-        count_copy(nbytes)
-    return res
 
 
 # ---------------------------------------------------------------------- views

@@ -10,7 +10,7 @@ operands of different dtypes are first promoted by the array API table
 from __future__ import annotations
 
 import operator
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from ..engine import default_engine
 from ..engine._core import dot_planned as _dot_planned
 from ..engine._core import matmul2 as _matmul2
 from ..engine._core import shaped as _shaped
+from ..engine._core import tensordot_entry as _tensordot_entry
 from ..engine.interface import (
     einsum_memory_plan,
     einsum_run,
@@ -43,6 +44,7 @@ from ._adapter import (
 )
 from ._core import check_array, check_category, int_param, normalize_axis, operand_dtype
 from ._creation import astype
+from ._interop import accept_numpy, compiled_entry
 
 # numpy's stubs cannot type some calls with runtime-chosen arguments.
 _np: Any = np
@@ -160,7 +162,7 @@ def _matmul_plan(x1: Any, x2: Any) -> DType:
     return dt
 
 
-def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
+def _tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
     """Sum of products over ``axes`` (an int: the last/first ``axes`` axes; or two
     sequences). Runs as `CpuEngine.dot_general`. Ownership: **computes**."""
     op = "tenferro.tensordot"
@@ -209,6 +211,22 @@ def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Result:
 #: path does not apply (mixed or non-BLAS dtypes, empty operands). Bounded: cleared
 #: when full.
 _DOT: dict[Any, Any] = {}
+
+
+#: Compiled (`engine._core.tensordot_entry`): a product planned before (`_DOT`) is one
+#: call; anything else is `_tensordot` (which plans, runs or refuses).
+class TensordotFunction(Protocol):
+    """``tensordot(x1, x2, /, axes=2)``: the compiled entry (`engine._core.tensordot_entry`)."""
+
+    def __call__(self, x1: Any, x2: Any, /, axes: Any = 2) -> Result: ...
+
+
+tensordot: TensordotFunction = compiled_entry(
+    _tensordot_entry(accept_numpy(_tensordot, "tensordot"), _DOT),
+    _tensordot,
+    "tensordot",
+    __name__,
+)
 
 
 def _strided_key(x1: Any, x2: Any, axes: Any) -> Any:

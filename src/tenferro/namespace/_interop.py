@@ -48,7 +48,14 @@ from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import _ViewBase
 
-__all__ = ["accept_numpy", "borrow", "install", "mixed_ufunc", "wrap_functions"]
+__all__ = [
+    "accept_numpy",
+    "borrow",
+    "compiled_entry",
+    "install",
+    "mixed_ufunc",
+    "wrap_functions",
+]
 
 Array = np.ndarray[Any, Any]
 
@@ -224,6 +231,22 @@ def accept_numpy(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     wrapper.__wrapped_numpy__ = fn
     done: Callable[..., Any] = wrapper
     return done
+
+
+def compiled_entry(
+    entry: Callable[..., Any], general: Callable[..., Any], name: str, module: str
+) -> Any:
+    """A compiled namespace function (an ``engine._core.*_entry``, whose fallback is
+    ``accept_numpy(general, name)``) dressed as the function ``name`` of ``module``,
+    with ``general``'s documentation; marked as borrowing numpy operands already, so
+    `wrap_functions` leaves it as it is."""
+    fn: Any = entry
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = general.__doc__
+    fn.__module__ = module
+    fn.__wrapped_numpy__ = general
+    return fn
 
 
 #: Functions that take numpy data as data (adopt or copy it) or take no operands.

@@ -15,29 +15,29 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
 from ..copies import check_copy, check_copy_flag, count_copy
+from ..engine._core import permute_dims_entry as _permute_dims_entry
+from ..engine._core import reshape_entry as _reshape_entry
 from ..engine._core import reshape_planned as _reshape_planned
-from ..engine.interface import view_of
+from ..engine._core import transpose_entry as _transpose_entry
 from ..errors import NUMPY_REFUSALS, PASSED_ON, ValidationError, numpy_refusal
-from ..layout import ArgMemo, col_major_strides, permuter, shape_size
-from ..storage.host import HostBuffer
+from ..layout import ArgMemo, col_major_strides, permuter
 from ..tensor import Tensor
 from ..view import TensorView
 from ._adapter import (
     Result,
     compute,
     emit,
-    emit_kernel,
     permuted_view,
-    reshape_copy,
     view_base,
     view_like,
 )
 from ._core import axes_tuple, check_array, normalize_axis, operand_dtype
+from ._interop import accept_numpy, compiled_entry
 
 Shape = tuple[int, ...]
 
@@ -58,8 +58,10 @@ def _view(x: Any, op: str, fn: Callable[[Any], Any]) -> Result:
     return cast(Result, out)
 
 
-def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
+def _permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
     """The axes of ``x`` in the order ``axes``. Ownership: **borrows** (a view, no copy)."""
+    # `permute_dims`'s general path: checks ``axes`` (typed errors) and remembers a
+    # checked tuple of exact ints for the compiled entry (`_PERM_PLANS`).
     op = "tenferro.permute_dims"
     if x.__class__ is Tensor or x.__class__ is TensorView:
         ndim = len(x._shape)  # a moved tensor is refused by its as_view
@@ -81,8 +83,14 @@ def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
             raise ValidationError(
                 op, f"axes {axes} is not a permutation of range({ndim})", kind="INVALID_AXIS"
             )
-        permute = permuter(tuple(normalize_axis(a, ndim, op) for a in axes))
+        norm = tuple(normalize_axis(a, ndim, op) for a in axes)
+        permute = permuter(norm)
         _PERMS.put(axes, ndim, permute)
+        if axes.__class__ is tuple and all(a.__class__ is int for a in axes):
+            # Its length is the rank it was checked for (`engine._core._permuted`).
+            if len(_PERM_PLANS) >= 1024:
+                _PERM_PLANS.clear()
+            _PERM_PLANS[axes] = norm
     # The descriptor permuted directly: what numpy's transpose of a borrowed array
     # would give, without building the array.
     return cast(Result, permuted_view(x, permute))
@@ -91,10 +99,14 @@ def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Result:
 #: Checked permutations of `permute_dims` (as `layout.permuter`s), per axes tuple; found
 #: by value too (autoray's callers build a new tuple per call).
 _PERMS = ArgMemo(by_value=True)
+#: The same checked permutations as normalised tuples, per axes tuple of exact ints (its
+#: length is the rank it was checked for): what the compiled entries look up. Bounded.
+_PERM_PLANS: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
-def transpose(x: Any, /, axes: Any = None) -> Result:
+def _transpose(x: Any, /, axes: Any = None) -> Result:
     """numpy's ``transpose``: reversed axes, or ``axes``. Ownership: **borrows** (a view)."""
+    # `transpose`'s general path (checks, typed errors; `_permute_dims` for ``axes``).
     op = "tenferro.transpose"
     if axes is None:
         if x.__class__ is Tensor or x.__class__ is TensorView:
@@ -110,7 +122,7 @@ def transpose(x: Any, /, axes: Any = None) -> Result:
             f"axes must be None or a sequence of ints, got {type(axes).__name__}",
             kind="INVALID_AXIS",
         )
-    return permute_dims(x, axes if axes.__class__ is tuple else tuple(axes))
+    return _permute_dims(x, axes if axes.__class__ is tuple else tuple(axes))
 
 
 @functools.cache
@@ -140,6 +152,43 @@ def matrix_transpose(x: Any, /) -> Result:
 def array_T(x: Any) -> Any:
     """``x.T``: the reversed axes. Ownership: **borrows** (a view)."""
     return transpose(x)
+
+
+class TransposeFunction(Protocol):
+    """``transpose(x, /, axes=None)``: the compiled entry (`engine._core.transpose_entry`)."""
+
+    def __call__(self, x: Any, /, axes: Any = None) -> Result: ...
+
+
+class PermuteDimsFunction(Protocol):
+    """``permute_dims(x, /, axes)``: the compiled entry (`engine._core.permute_dims_entry`)."""
+
+    def __call__(self, x: Any, /, axes: tuple[int, ...]) -> Result: ...
+
+
+class ReshapeFunction(Protocol):
+    """``reshape(x, /, shape, *, copy=None)``: the compiled entry (`engine._core.reshape_entry`)."""
+
+    def __call__(self, x: Any, /, shape: Any, *, copy: bool | None = None) -> Result: ...
+
+
+#: numpy's ``transpose``: reversed axes, or ``axes``. Ownership: **borrows** (a view).
+#: Compiled (`engine._core.transpose_entry`): a tensor or shared view with no axes, or
+#: with axes checked before (`_PERM_PLANS`), is one call; else `_transpose`.
+transpose: TransposeFunction = compiled_entry(
+    _transpose_entry(accept_numpy(_transpose, "transpose"), _PERM_PLANS),
+    _transpose,
+    "transpose",
+    __name__,
+)
+#: The axes of ``x`` in the order ``axes``. Ownership: **borrows** (a view, no copy).
+#: Compiled (`engine._core.permute_dims_entry`), as `transpose`; else `_permute_dims`.
+permute_dims: PermuteDimsFunction = compiled_entry(
+    _permute_dims_entry(accept_numpy(_permute_dims, "permute_dims"), _PERM_PLANS),
+    _permute_dims,
+    "permute_dims",
+    __name__,
+)
 
 
 def expand_dims(x: Any, /, axis: Any = 0) -> Result:
@@ -234,7 +283,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Result, ...]:
     return tuple(moved[i] for i in range(moved.shape[0]))
 
 
-def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
+def _reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Result:
     """``x`` with a new shape, elements in row-major (C) order as the standard says.
 
     Ownership: **borrows** (a view, no copy) whenever the strides allow it (any
@@ -322,44 +371,9 @@ def _reshaped_view(x: Any, shape: Any, may_copy: bool) -> Any:
         _reshape_plans[key] = plan
     if plan is None:
         return None
-    new, new_strides, delta = plan
-    if new_strides is None:
-        # numpy would copy: an owner's row-major reshape is one named copy, read from
-        # its buffer under the engine's pin; a shared view's, one read through its own
-        # alias (`_view_reshape_copy`).
-        if not may_copy:
-            return None
-        if x.__class__ is Tensor:
-            return reshape_copy(x, new)
-        return _view_reshape_copy(x, new)
-    if x.__class__ is Tensor:
-        x._live("tenferro.reshape")  # a moved tensor is refused (view_of refuses a borrowed one)
-        return view_of(x, new, new_strides, delta)
-    return x._derive(new, new_strides, x._offset + delta)
-
-
-def _view_reshape_copy(v: TensorView, new: Shape) -> Any:
-    """``reshape(v, new)`` of a shared host view whose layout needs a copy (numpy's own
-    reshape would copy; ``new`` checked by `_reshape_plan`): one named, counted copy
-    into a pooled owner, as the general path makes it (an owner: only a layout that is
-    not row-major needs a copy), read through the view's strided array (the view is
-    a counted alias, so no writer can begin while it lives); None for the general
-    path (group storage)."""
-    if v._source.__class__ is not HostBuffer:
-        return None
-    op = "tenferro.reshape"
-    dt = v._dtype
-    nbytes = shape_size(new) * dt.itemsize
-    check_copy(op, nbytes)
-    a = v._strided(op)
-
-    def kernel(nd: Any) -> None:
-        # nd has the shape new: the reshaped values fill every element of it.
-        np.copyto(nd, a.reshape(new))
-
-    res = emit_kernel(op, new, dt, kernel)
-    count_copy(nbytes)
-    return res
+    # Planned now: the compiled path takes it (the view, or the one named copy numpy's
+    # own reshape would make), or declines (None) for the general path.
+    return _reshape_planned(x, shape, may_copy, _reshape_plans)
 
 
 #: Cap on the span (in elements) of a layout `_reshape_plan` imitates with bytes.
@@ -406,6 +420,17 @@ def _reshape_plan(shape: Shape, strides: Shape, want: Shape) -> _Plan | None:
         return want, None, 0  # numpy would copy
     start = res.__array_interface__["data"][0] - fake.__array_interface__["data"][0]
     return want, tuple(int(s) for s in res.strides), int(start)
+
+
+#: ``x`` with a new shape (`_reshape`'s documentation). Compiled
+#: (`engine._core.reshape_entry`): a layout and shape planned before is one call
+#: (`reshape_planned`: the view, or the one named copy); else `_reshape`.
+reshape: ReshapeFunction = compiled_entry(
+    _reshape_entry(accept_numpy(_reshape, "reshape"), _reshape_plans),
+    _reshape,
+    "reshape",
+    __name__,
+)
 
 
 def _sequence(arrays: Any, op: str) -> tuple[Any, ...]:
