@@ -1732,6 +1732,39 @@ cdef inline Py_ssize_t _col_major_into(tuple shape, Py_ssize_t* out):
     return rank
 
 
+cdef tuple _descriptor_into(
+    object x, object c, Py_ssize_t* in_strides, Py_ssize_t* rank, Py_ssize_t* offset
+):
+    """The shape of ``x`` (of type ``c``), with its rank into ``rank``, its strides into
+    ``in_strides`` (32 entries) and its offset into ``offset``; None (nothing read) for
+    a moved tensor, a rank above 32 or anything but a `Tensor` or `TensorView` (the
+    caller's general path)."""
+    cdef tuple shape, strides
+    cdef Py_ssize_t i, r
+    if c is Tensor:
+        if _get(x, _T_ST) is None:
+            return None  # moved: the general path refuses it
+        shape = _get(x, _T_SHAPE)
+        r = _col_major_into(shape, in_strides)
+        if r < 0:
+            return None
+        rank[0] = r
+        offset[0] = 0
+        return shape
+    if c is TensorView:
+        shape = _get(x, _V_SHAPE)
+        strides = _get(x, _V_STRIDES)
+        r = len(shape)
+        if r > 32:
+            return None
+        for i in range(r):
+            in_strides[i] = <Py_ssize_t>strides[i]
+        rank[0] = r
+        offset[0] = <Py_ssize_t>_get(x, _V_OFFSET)
+        return shape
+    return None
+
+
 cpdef object basic_view(object x, object key):
     """``x[key]`` as a view for a plain basic key, or None (see above). Ownership as
     `_indexing.getitem`'s: a tensor is borrowed through `view_of` (refused while
@@ -1746,24 +1779,8 @@ cpdef object basic_view(object x, object key):
     cdef Py_ssize_t out_shape[64]
     cdef Py_ssize_t out_strides[64]
     cdef object k, root, kc
-    if c is Tensor:
-        if _get(x, _T_ST) is None:
-            return None
-        shape = _get(x, _T_SHAPE)
-        rank = _col_major_into(shape, in_strides)
-        if rank < 0:
-            return None
-        offset = 0
-    elif c is TensorView:
-        shape = _get(x, _V_SHAPE)
-        strides = _get(x, _V_STRIDES)
-        rank = len(shape)
-        if rank > 32:
-            return None
-        for i in range(rank):
-            in_strides[i] = <Py_ssize_t>strides[i]
-        offset = <Py_ssize_t>_get(x, _V_OFFSET)
-    else:
+    shape = _descriptor_into(x, c, in_strides, &rank, &offset)
+    if shape is None:
         return None
     items = key if type(key) is tuple else (key,)
     n_items = len(items)
@@ -2181,24 +2198,8 @@ cdef object _permuted(object x, object axes, dict plans):
     cdef Py_ssize_t out_shape[32]
     cdef Py_ssize_t out_strides[32]
     cdef object a
-    if c is Tensor:
-        if _get(x, _T_ST) is None:
-            return None  # moved: the general path refuses it
-        shape = _get(x, _T_SHAPE)
-        rank = _col_major_into(shape, in_strides)
-        if rank < 0:
-            return None
-        offset = 0
-    elif c is TensorView:
-        shape = _get(x, _V_SHAPE)
-        strides = _get(x, _V_STRIDES)
-        rank = len(shape)
-        if rank > 32:
-            return None
-        for i in range(rank):
-            in_strides[i] = <Py_ssize_t>strides[i]
-        offset = <Py_ssize_t>_get(x, _V_OFFSET)
-    else:
+    shape = _descriptor_into(x, c, in_strides, &rank, &offset)
+    if shape is None:
         return None
     if axes is not None:
         # Exact ints only: a bool equals an int (and hashes as one) but is refused.

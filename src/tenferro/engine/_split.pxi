@@ -668,37 +668,48 @@ cpdef object lean_qr(
     return pooled((m, qc), dt, q_owner, qf, rec), pooled((qc, n), dt, r_owner, rf, rec)
 
 
-cdef object _qr_lean_split(object x, tuple qform):
-    """quimb's stabilised QR (``qform``: LQ-like, Q wanted, R wanted) of a plain host
-    matrix or a C-ordered view of one, on the current `CpuEngine`, by `lean_qr` on the
-    column-major memory as it lies: ``(left, None, right)``, or None (nothing taken)
-    for anything else, which the caller's general path runs."""
+cdef object _lean_operand(object x, object eng):
+    """``(buffer, dtype, a, b, view)`` for a lean split of ``x`` on ``eng``: a plain host
+    matrix (``view`` False) or a C-ordered view of one (True: the buffer is the view's
+    column-major owner, ``a x b``, the view's axes reversed), of a LAPACK dtype, when
+    ``eng`` is a plain `CpuEngine`; None for anything else."""
     if _K is None:
         _bind_qr()
-    cdef object eng = current()
     if type(eng) is not _CpuEngine:
         return None
-    cdef object st
+    cdef object st, dt
     cdef tuple shape
-    cdef bint view
-    cdef object dt
-    if type(x) is Tensor:
+    cdef bint view = type(x) is not Tensor
+    if not view:
         st = _get(x, _T_ST)
         if type(st) is not HostBuffer:
             return None
         shape = _get(x, _T_SHAPE)
         dt = _get(x, _T_DTYPE)
-        view = False
     else:
         st = _c_source(x)  # the owner of a C-ordered view: the view's axes reversed
         if st is None:
             return None
         shape = _get(x, _V_SHAPE)[::-1]
         dt = _get(x, _V_DTYPE)
-        view = True
     if len(shape) != 2 or dt not in _LAPACK_DTYPES:
         return None
-    cdef Py_ssize_t a = shape[0], b = shape[1]
+    return st, dt, shape[0], shape[1], view
+
+
+cdef object _qr_lean_split(object x, tuple qform):
+    """quimb's stabilised QR (``qform``: LQ-like, Q wanted, R wanted) of a plain host
+    matrix or a C-ordered view of one, on the current `CpuEngine`, by `lean_qr` on the
+    column-major memory as it lies: ``(left, None, right)``, or None (nothing taken)
+    for anything else, which the caller's general path runs."""
+    cdef object eng = current()
+    cdef object got = _lean_operand(x, eng)
+    if got is None:
+        return None
+    cdef object st = got[0]
+    cdef object dt = got[1]
+    cdef Py_ssize_t a = got[2], b = got[3]
+    cdef bint view = got[4]
     if not a or not b:
         return None
     cdef bint transposed = qform[0]
@@ -803,32 +814,14 @@ cdef object _svd_lean_split(object x):
     the current `CpuEngine`; None (nothing taken) for anything else, or a tall
     C-ordered matrix large enough for `_lean.svd_rows`: the caller then calls
     `tenferro.linalg.svd`."""
-    if _K is None:
-        _bind_qr()
     cdef object eng = current()
-    if type(eng) is not _CpuEngine:
+    cdef object got = _lean_operand(x, eng)
+    if got is None:
         return None
-    cdef object st
-    cdef tuple shape
-    cdef bint view
-    cdef object dt
-    if type(x) is Tensor:
-        st = _get(x, _T_ST)
-        if type(st) is not HostBuffer:
-            return None
-        shape = _get(x, _T_SHAPE)
-        dt = _get(x, _T_DTYPE)
-        view = False
-    else:
-        st = _c_source(x)
-        if st is None:
-            return None
-        shape = _get(x, _V_SHAPE)[::-1]
-        dt = _get(x, _V_DTYPE)
-        view = True
-    if len(shape) != 2 or dt not in _LAPACK_DTYPES:
-        return None
-    cdef Py_ssize_t a = shape[0], b = shape[1]
+    cdef object st = got[0]
+    cdef object dt = got[1]
+    cdef Py_ssize_t a = got[2], b = got[3]
+    cdef bint view = got[4]
     if not a or not b or (view and b > a and a * b >= _K_SVD_ROWS_MIN):
         return None
     cdef object res
