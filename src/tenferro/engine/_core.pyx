@@ -486,16 +486,25 @@ cdef object _span_strides(object x):
     cdef tuple shape = _get(x, _V_SHAPE)
     cdef tuple own = _get(x, _V_STRIDES)
     cdef Py_ssize_t rank = len(shape)
-    cdef Py_ssize_t i, acc = 1
+    cdef Py_ssize_t i, d, acc = 1, long_axes = 0
     cdef bint exact = True
     cdef Py_ssize_t rows[32]
-    if rank < 2 or not prefers_c(x):
+    if rank < 2:
         return None
     for i in range(rank - 1, -1, -1):
         rows[i] = acc
         if <Py_ssize_t>own[i] != acc:
             exact = False
-        acc *= <Py_ssize_t>shape[i]
+        d = <Py_ssize_t>shape[i]
+        if d > 1:
+            long_axes += 1
+        acc *= d
+    if exact and long_axes >= 2:
+        # x's own compact row-major strides with two axes or more longer than one:
+        # what `prefers_c` answers True for (the common C-ordered operand), unasked.
+        return own
+    if not prefers_c(x):
+        return None
     return own if exact else _ints_tuple(rows, rank)
 
 
