@@ -1179,28 +1179,32 @@ cdef inline object _operand(object x, object c, BufferFields st):
     checked it for a writer): a tensor column-major, a view with its own strides and
     offset, which stay inside the buffer (checked when the view was made)."""
     cdef object flat = st.flat
-    cdef tuple shape, strides
-    cdef Py_ssize_t rank, i, isz
-    cdef cnp.npy_intp dims[32]
-    cdef cnp.npy_intp bs[32]
+    cdef tuple shape
     if c is Tensor:
         shape = _get(x, _T_SHAPE)
         if len(shape) == 1:
             return flat
         return _shaped_over(flat, _descr(flat), shape, False, False)
-    shape = _get(x, _V_SHAPE)
-    strides = _get(x, _V_STRIDES)
-    rank = len(shape)
+    return _strided_over(
+        flat, _get(x, _V_SHAPE), _get(x, _V_STRIDES), <Py_ssize_t>_get(x, _V_OFFSET)
+    )
+
+
+cdef object _strided_over(object flat, tuple shape, tuple strides, Py_ssize_t offset):
+    """A read-only array over ``flat`` (a 1-D ndarray) with a view's ``shape``, element
+    ``strides`` and ``offset`` (`_over`; the layout stays inside ``flat``: checked when
+    the view was made)."""
+    cdef Py_ssize_t rank = len(shape)
+    cdef Py_ssize_t i, isz
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp bs[32]
     if rank > 32:
         raise ValueError("tenferro: more than 32 dimensions")
     isz = cnp.PyArray_ITEMSIZE(<cnp.ndarray>flat)
     for i in range(rank):
         dims[i] = <Py_ssize_t>shape[i]
         bs[i] = <Py_ssize_t>strides[i] * isz
-    return _over(
-        flat, _descr(flat), <Py_ssize_t>_get(x, _V_OFFSET) * isz,
-        <int>rank, dims, bs, False,
-    )
+    return _over(flat, _descr(flat), offset * isz, <int>rank, dims, bs, False)
 
 
 cpdef bint prefers_c(object x):
@@ -1983,22 +1987,9 @@ def view_reshape_kernel(object fa, object out, tuple arg):
     in elements and the new shape; ``out`` (written whole) gets the view's elements
     column-major in the new shape, in the row-major element order the standard's
     reshape reads."""
-    cdef tuple shape = arg[0]
-    cdef tuple strides = arg[1]
     cdef tuple new = arg[3]
-    cdef Py_ssize_t rank = len(shape)
-    cdef Py_ssize_t i, isz
-    cdef cnp.npy_intp dims[32]
-    cdef cnp.npy_intp bs[32]
-    if rank > 32:
-        raise ValueError("tenferro: more than 32 dimensions")
-    isz = cnp.PyArray_ITEMSIZE(<cnp.ndarray>fa)
-    for i in range(rank):
-        dims[i] = <Py_ssize_t>shape[i]
-        bs[i] = <Py_ssize_t>strides[i] * isz
-    # The view's elements over the buffer's memory (the layout stays inside it: checked
-    # when the view was made), read in its own shape.
-    cdef object src = _over(fa, _descr(fa), <Py_ssize_t>arg[2] * isz, <int>rank, dims, bs, False)
+    # The view's elements over the buffer's memory, read in its own shape.
+    cdef object src = _strided_over(fa, arg[0], arg[1], <Py_ssize_t>arg[2])
     cdef object dst = _shaped_over(out, _descr(out), new, False, True)
     # numpy's C-order reshape of the strided source (a copy: the plan says numpy copies),
     # then into out's column-major layout.
@@ -2144,26 +2135,20 @@ def matmul_operator(x1, x2, /):
     return r
 
 
-cpdef object matmul2(object x1, object x2, dict plans, object marker):
-    """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
-    product the namespace cached for their shapes, strides and dtypes (``plans``,
-    keyed as `namespace._contraction.matmul` keys it, ``marker`` last), on the
-    calling thread's engine; None when there is no such plan yet (or it says no) or
-    the operands refuse the fast path (`dot_planned`'s None): the caller's path
-    then plans, runs or refuses. The namespace's ``@`` on small matrices is this
-    one compiled call."""
-    cdef object c1 = type(x1)
-    cdef object c2 = type(x2)
-    cdef object s1, s2, dt, dt2
-    cdef tuple sh1, sh2
+cdef tuple _dot_key(object x1, object c1, object x2, object c2, object tail):
+    """``(shape1, strides1, shape2, strides2, dtype1, dtype2, tail)``: the key the
+    namespace's planned products are cached under (strides None for a `Tensor`),
+    read from the slots of two operands of types ``c1`` and ``c2``; None unless each
+    is a `Tensor` or a `TensorView`."""
+    cdef object s1, s2, sh1, sh2, dt1, dt2
     if c1 is Tensor:
         s1 = None
         sh1 = _get(x1, _T_SHAPE)
-        dt = _get(x1, _T_DTYPE)
+        dt1 = _get(x1, _T_DTYPE)
     elif c1 is TensorView:
         s1 = _get(x1, _V_STRIDES)
         sh1 = _get(x1, _V_SHAPE)
-        dt = _get(x1, _V_DTYPE)
+        dt1 = _get(x1, _V_DTYPE)
     else:
         return None
     if c2 is Tensor:
@@ -2176,14 +2161,32 @@ cpdef object matmul2(object x1, object x2, dict plans, object marker):
         dt2 = _get(x2, _V_DTYPE)
     else:
         return None
-    if len(sh1) != 2 or len(sh2) != 2:
-        return None
-    cdef object plan = plans.get((sh1, s1, sh2, s2, dt, dt2, marker))
+    return (sh1, s1, sh2, s2, dt1, dt2, tail)
+
+
+cdef inline object _planned(object x1, object x2, object plan, object dt):
+    """The cached plan ``(swap, plan)`` run by `dot_planned` on the calling thread's
+    engine (the operands swapped when it says so); None for no plan (None, or False:
+    the namespace's "not this path") or when `dot_planned` declines."""
     if plan is None or plan is False:
         return None
     if plan[0]:
         return dot_planned(x2, x1, plan[1], dt, current())
     return dot_planned(x1, x2, plan[1], dt, current())
+
+
+cpdef object matmul2(object x1, object x2, dict plans, object marker):
+    """``x1 @ x2`` for two matrices (`Tensor` or `TensorView`, rank 2) by the planned
+    product the namespace cached for their shapes, strides and dtypes (``plans``,
+    keyed as `namespace._contraction.matmul` keys it, ``marker`` last), on the
+    calling thread's engine; None when there is no such plan yet (or it says no) or
+    the operands refuse the fast path (`dot_planned`'s None): the caller's path
+    then plans, runs or refuses. The namespace's ``@`` on small matrices is this
+    one compiled call."""
+    cdef tuple key = _dot_key(x1, type(x1), x2, type(x2), marker)
+    if key is None or len(<tuple>key[0]) != 2 or len(<tuple>key[2]) != 2:
+        return None
+    return _planned(x1, x2, plans.get(key), key[4])
 
 
 # ---------------------------------------------------------------------- entries
@@ -2301,7 +2304,8 @@ def tensordot_entry(object general, dict plans):
     def tensordot(x1, x2, /, axes=2):
         cdef object c1 = type(x1)
         cdef object c2 = type(x2)
-        cdef object s1, s2, ax, pa, pb, plan, r
+        cdef object ax, pa, pb, r
+        cdef tuple key
         if (c1 is Tensor or c1 is TensorView) and (c2 is Tensor or c2 is TensorView):
             ax = None
             if type(axes) is int:
@@ -2312,30 +2316,10 @@ def tensordot_entry(object general, dict plans):
                 if pa is not None and pb is not None:
                     ax = (pa, pb)
             if ax is not None:
-                if c1 is Tensor:
-                    s1 = None
-                    sh1 = _get(x1, _T_SHAPE)
-                    dt1 = _get(x1, _T_DTYPE)
-                else:
-                    s1 = _get(x1, _V_STRIDES)
-                    sh1 = _get(x1, _V_SHAPE)
-                    dt1 = _get(x1, _V_DTYPE)
-                if c2 is Tensor:
-                    s2 = None
-                    sh2 = _get(x2, _T_SHAPE)
-                    dt2 = _get(x2, _T_DTYPE)
-                else:
-                    s2 = _get(x2, _V_STRIDES)
-                    sh2 = _get(x2, _V_SHAPE)
-                    dt2 = _get(x2, _V_DTYPE)
-                plan = plans.get((sh1, s1, sh2, s2, dt1, dt2, ax))
-                if plan is not None and plan is not False:
-                    if plan[0]:
-                        r = dot_planned(x2, x1, plan[1], dt1, current())
-                    else:
-                        r = dot_planned(x1, x2, plan[1], dt1, current())
-                    if r is not None:
-                        return r
+                key = _dot_key(x1, c1, x2, c2, ax)
+                r = _planned(x1, x2, plans.get(key), key[4])
+                if r is not None:
+                    return r
         return general(x1, x2, axes)
 
     return tensordot

@@ -23,7 +23,7 @@
 # written, the operand marked ``failed_read`` and the output forgotten if anything
 # raises, the pin released in ``finally``. Renormalisation and the truncation error
 # (options quimb's own sweeps leave off) are computed with numpy by
-# `_autoray_quimb.plan_numpy`, the composed rule's own formulas.
+# `_autoray_quimb._svd_plan`, the composed rule's own formulas.
 
 from libc.math cimport hypot, hypotf, sqrt, sqrtf
 from libc.stdlib cimport free, malloc
