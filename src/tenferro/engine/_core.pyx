@@ -12,7 +12,8 @@ One engine operation on plain host tensors is, in this order:
 2. **check for a writer** (``buf.exclusive``) *after* pinning (the mirror of
    `HostBuffer.begin_exclusive`, which sets the flag before counting pins),
 3. **acquire** an uninitialised output from the engine's pool,
-4. **run** the kernel, which writes every element of the output,
+4. **run** the kernel, which writes every element of the output (a `Kernel`'s
+   numpy loop directly, where it can: engine/_loops.pxi),
 5. **wrap** the output as a `Tensor` over a new `HostBuffer` whose recycler is
    the engine's (`tensor._pooled`'s fields, set here),
 6. **unpin** in ``finally``, raised or not.
@@ -556,6 +557,9 @@ cdef inline void _forget(object eng, object owner) except *:
         eng._pool.forget(owner)
 
 
+include "_loops.pxi"
+
+
 cdef inline object _span(object flat, Py_ssize_t start, Py_ssize_t n):
     """``flat`` itself (``n`` < 0: all of it), or its ``n`` elements from ``start`` (a
     read-only 1-D array over them, `_over`; the caller's span lies inside ``flat``)."""
@@ -585,12 +589,14 @@ cdef object _unary(
     try:
         if st.exclusive is not None:
             return None
-        fa = _span(st.flat, start, n)
-        n = len(fa)
+        fa = st.flat
+        if n < 0:
+            n = cnp.PyArray_DIM(<cnp.ndarray>fa, 0)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # The operand holds exactly n elements: the kernel writes all of flat.
-        kernel(fa, flat)
+        if not _direct(kernel, fa, start, None, 0, owner, n, None):
+            kernel(_span(fa, start, n), flat)
         return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
@@ -618,12 +624,14 @@ cdef object _binary(
     try:
         if sa.exclusive is not None or sb.exclusive is not None:
             return None
-        fa = _span(sa.flat, start_a, n)
-        n = len(fa)
+        fa = sa.flat
+        if n < 0:
+            n = cnp.PyArray_DIM(<cnp.ndarray>fa, 0)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # Both operands hold exactly n elements: the kernel writes all of flat.
-        kernel(fa, _span(sb.flat, start_b, n), flat)
+        if not _direct(kernel, fa, start_a, sb.flat, start_b, owner, n, None):
+            kernel(_span(fa, start_a, n), _span(sb.flat, start_b, n), flat)
         return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
@@ -651,15 +659,17 @@ cdef object _scalar(
     try:
         if st.exclusive is not None:
             return None
-        fa = _span(st.flat, start, n)
-        n = len(fa)
+        fa = st.flat
+        if n < 0:
+            n = cnp.PyArray_DIM(<cnp.ndarray>fa, 0)
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
         # The scalar broadcasts over n elements: the kernel writes all of flat.
         if first:
-            kernel(value, fa, flat)
-        else:
-            kernel(fa, value, flat)
+            if not _direct(kernel, None, 0, fa, start, owner, n, value):
+                kernel(value, _span(fa, start, n), flat)
+        elif not _direct(kernel, fa, start, None, 0, owner, n, value):
+            kernel(_span(fa, start, n), value, flat)
         return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
     except BaseException:
         _forget(eng, owner)
@@ -1036,7 +1046,12 @@ def binary_entry(
     object typed
 ):
     """``fn(x1, x2)``: `elementwise2` (``call``), else `broadcast2` (``ufunc``), else
-    ``general(x1, x2)``; an exception of either is raised as ``typed(ufunc, exc, op)``."""
+    ``general(x1, x2)``; an exception of either is raised as ``typed(ufunc, exc, op)``.
+    A ufunc is wrapped in a `Kernel` for both, whose loops they run directly."""
+
+    cdef object kernel = ufunc
+    if isinstance(ufunc, cnp.ufunc) and (<cnp.ufunc>ufunc).nout == 1:
+        kernel = call = Kernel(ufunc, call)
 
     @cython.binding(True)
     def fn(x1, x2, /):
@@ -1048,7 +1063,7 @@ def binary_entry(
         if r is not None:
             return r
         try:
-            r = broadcast2(ufunc, x1, x2, allowed, out_bool, op)
+            r = broadcast2(kernel, x1, x2, allowed, out_bool, op)
         except BaseException as exc:
             raise typed(ufunc, exc, op) from None
         if r is not None:
@@ -1059,11 +1074,15 @@ def binary_entry(
 
 
 def unary_entry(object ufunc, object allowed, object general):
-    """``fn(x)``: `elementwise1`, else ``general(x)``."""
+    """``fn(x)``: `elementwise1` (with the ufunc's `Kernel`), else ``general(x)``."""
+
+    cdef object kernel = ufunc
+    if isinstance(ufunc, cnp.ufunc) and (<cnp.ufunc>ufunc).nout == 1:
+        kernel = Kernel(ufunc)
 
     @cython.binding(True)
     def fn(x, /):
-        cdef object r = elementwise1(ufunc, x, allowed)
+        cdef object r = elementwise1(kernel, x, allowed)
         if r is not None:
             return r
         return general(x)
@@ -1314,11 +1333,15 @@ cpdef object broadcast2(
     owner. None (nothing done) for any other case, for an empty result, or when an
     operand's buffer is exclusively borrowed: the general path handles it.
     ``op`` names the call in the typed error a refused kernel raises (the caller
-    types it; the failure policy is `_binary`'s).
+    types it; the failure policy is `_binary`'s). ``ufunc`` may be a `Kernel`: its
+    loop then runs directly where it can (`_direct_nd`), else its ufunc is called.
 
     Every operand is read on its buffer's ``flat`` (`_read_source`, `_operand`), pinned
     for the call as `_binary` pins (views too: a fresh root-less view stays root-less,
     and no root is taken), so a kernel that raises marks each buffer ``failed_read``."""
+    cdef object kernel = ufunc
+    if type(ufunc) is Kernel:
+        ufunc = (<Kernel>kernel).ufunc
     cdef object c1 = type(x1)
     cdef object c2 = type(x2)
     cdef bint arr1 = c1 is Tensor or c1 is TensorView
@@ -1425,6 +1448,9 @@ cpdef object broadcast2(
                     acc *= <Py_ssize_t>shape[i]
                 strides = _ints_tuple(ext, rank)
         # The operands broadcast to nd's shape: the ufunc writes every element of nd.
+        if _direct_nd(kernel, a, b, nd, n):
+            a = b = nd = None
+            return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
         token = _quiet_token()
         if token is None:  # pragma: no cover - numpy < 2
             import numpy

@@ -21,7 +21,8 @@ checks it):
   hot paths, checks included (owners, and C-ordered views giving fresh C-ordered
   views); `broadcast2`: its broadcasting, promoting, strided-view one;
   `binary_entry`, `unary_entry`: the namespace's elementwise functions themselves,
-  compiled (those steps, then the general path);
+  compiled (those steps, then the general path); `Kernel`: a ufunc whose numpy
+  inner loops those hot paths run directly (engine/_loops.pxi);
   `basic_view`: ``x[key]`` for a plain basic key (ints, slices, None, ...);
 * `einsum_plan`, `einsum_run`: an einsum's validated plan, and a run by it (the
   namespace's plan cache); `einsum_memory_plan`, `memory_perm`: the plan in the
@@ -43,6 +44,7 @@ from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ..view import TensorView
 from ._core import (
+    Kernel,
     basic_view,
     binary,
     binary_entry,
@@ -66,6 +68,7 @@ from .einsum import plan_for
 from .einsum.memory import MemoryPlan, memory_perm, memory_plan
 
 __all__ = [
+    "Kernel",
     "axes_reduction",
     "basic_view",
     "binary",

@@ -1,0 +1,379 @@
+# The ufunc loops the hot paths run directly: included into engine/_core.pyx (one
+# compiled module; cimports and C helpers are _core's), before its protocol functions.
+
+# ---------------------------------------------------------------------- ufunc loops
+# A namespace elementwise call on a few elements spent two thirds of numpy's part in
+# the ufunc's dispatch (argument parsing, the override check, type resolution, the
+# iterator's setup, the error-state lookup) and a few nanoseconds in the loop itself.
+# `Kernel` keeps, per input dtype, the very inner loop numpy's dispatch picks (the
+# ufunc's own loop table, numpy's public C API: ``PyUFuncObject.functions``, ``data``
+# and ``types``) and the hot paths call it on the operands' memory directly:
+#
+# * only a loop whose results are bit-for-bit numpy's own is used: at its first use it
+#   is run beside the ufunc on probe values (signed zeros, infinities, NaNs, the
+#   dtype's extremes, pairs of them) and dropped (never used) on any difference;
+# * numpy's floating-point error rule is kept exactly: the flags are cleared before
+#   the loop and read after it, and a loop that raised any flag is run again through
+#   the ufunc itself, which warns, raises or ignores as the caller's errstate says
+#   (and writes the same values again);
+# * only aligned, native, same-dtype operands of at most `_DIRECT_MAX` elements (where
+#   the dispatch is the cost; a larger call keeps the ufunc's own, GIL-releasing run).
+
+cdef extern from "Python.h":
+    PyObject* PyErr_Occurred()
+    void PyErr_Clear()
+
+cdef extern from "fenv.h" nogil:
+    int feclearexcept(int)
+    int fetestexcept(int)
+    int FE_DIVBYZERO
+    int FE_OVERFLOW
+    int FE_UNDERFLOW
+    int FE_INVALID
+
+ctypedef void (*_LoopFn)(
+    char** args, cnp.npy_intp* dims, cnp.npy_intp* steps, void* data
+) noexcept nogil
+
+#: The largest call (in elements) that runs the loop directly.
+cdef Py_ssize_t _DIRECT_MAX = 8192
+cdef int _FE_FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+
+
+cdef class _Loop:
+    """One inner loop of a ufunc: ``fn(args, dims, steps, data)`` over ``nin`` inputs of
+    dtype ``inp`` into one output of dtype ``out`` (numpy's canonical descriptors)."""
+    cdef _LoopFn fn
+    cdef void* data
+    cdef object inp
+    cdef object out
+
+
+cdef object _np_dtype_of = None  # numpy.dtype, bound at the first loop resolved
+
+
+cdef class Kernel:
+    """A ufunc as the compiled hot paths call it: called as ``kernel(*args)`` it is
+    ``call(*args)`` (the ufunc, or the caller's wrapper of it); the hot paths run its
+    inner loop on the operands' memory directly (`_direct`) where numpy's own loop for
+    their dtype is usable."""
+
+    cdef readonly object ufunc
+    cdef object call
+    cdef dict _loops        # input descriptor -> _Loop, or None (not usable)
+    cdef object _last_in    # the input descriptor last asked, and its answer
+    cdef _Loop _last_loop
+
+    def __init__(self, object ufunc, object call=None):
+        if not isinstance(ufunc, cnp.ufunc) or (<cnp.ufunc>ufunc).nout != 1:
+            raise TypeError(f"tenferro: Kernel takes a ufunc with one output, got {ufunc!r}")
+        self.ufunc = ufunc
+        self.call = ufunc if call is None else call
+        self._loops = {}
+
+    def __call__(self, *args):
+        return self.call(*args)
+
+    def direct(self, object dtype):
+        """Whether calls on inputs of numpy dtype ``dtype`` run the loop directly."""
+        global _np_dtype_of
+        if _np_dtype_of is None:
+            import numpy
+            _np_dtype_of = numpy.dtype
+        return self._loop(_np_dtype_of(dtype)) is not None
+
+    cdef _Loop _loop(self, object inp):
+        """The usable loop for inputs of descriptor ``inp``, or None (use the ufunc)."""
+        if inp is self._last_in:
+            return self._last_loop
+        cdef object hit = self._loops.get(inp, self)
+        if hit is self:
+            hit = _resolve(self.ufunc, inp)
+            self._loops[inp] = hit
+        # The answer first: a reader between the stores misses, never lies.
+        self._last_loop = <_Loop>hit
+        self._last_in = inp
+        return <_Loop>hit
+
+
+cdef object _resolve(object ufunc, object inp):
+    """The loop numpy's dispatch runs for ``ufunc`` on inputs all of the canonical
+    native descriptor ``inp`` (the first of its table whose inputs are ``inp``, the
+    legacy selector's choice), if it agrees with the ufunc bit for bit; else None."""
+    global _np_dtype_of
+    cdef cnp.ufunc u = <cnp.ufunc>ufunc
+    cdef int nin = u.nin
+    cdef int nargs = nin + 1
+    cdef int i, j, num
+    cdef bint match
+    cdef _Loop loop
+    if _np_dtype_of is None:
+        import numpy
+        _np_dtype_of = numpy.dtype
+    if nin < 1 or nin > 2 or u.functions == NULL or u.types == NULL:
+        return None
+    if inp.kind not in "biufc" or inp.itemsize > 16 or inp is not _np_dtype_of(inp.char):
+        return None  # long double, byte-swapped or non-canonical: the ufunc's call
+    num = inp.num
+    for i in range(u.ntypes):
+        match = True
+        for j in range(nin):
+            if u.types[i * nargs + j] != num:
+                match = False
+        if not match:
+            continue
+        loop = _Loop.__new__(_Loop)
+        loop.fn = <_LoopFn>u.functions[i]
+        loop.data = u.data[i] if u.data != NULL else NULL
+        loop.inp = inp
+        loop.out = cnp.PyArray_DescrFromType(u.types[i * nargs + nin])
+        if loop.out is not _np_dtype_of(loop.out.char) or not _agrees(ufunc, loop):
+            return None
+        return loop
+    return None
+
+
+cdef bint _agrees(object ufunc, _Loop loop) except -1:
+    """The loop's results on probe values are numpy's own, bit for bit (every pair of
+    them for a binary loop): signed zeros, infinities, NaN, subnormals, overflowing and
+    the dtype's extreme values."""
+    import numpy
+    cdef int nin = (<cnp.ufunc>ufunc).nin
+    cdef object inp = loop.inp
+    with numpy.errstate(all="ignore"):
+        if inp.kind == "b":
+            probe = numpy.array([False, True])
+        elif inp.kind in "iu":
+            info = numpy.iinfo(inp)
+            ints = [0, 1, 2, 3, 7, 100, -1, -2, -7, info.min, info.max, info.max // 2,
+                    info.min // 2]
+            probe = numpy.array([v for v in ints if info.min <= v <= info.max], dtype=inp)
+        else:
+            reals = numpy.array(
+                [0.0, -0.0, 1.0, 2.0, 3.0, 0.5, -1.0, -2.5, 100.0, 1e-300, 1e-320, 1e300,
+                 700.0, -745.0, 3.0e38, 65504.0, float("inf"), float("-inf"), float("nan")]
+            )
+            if inp.kind == "c":
+                reals = (reals[:, None] + 1j * reals[None, ::3]).ravel()
+            probe = reals.astype(inp)
+        if nin == 2:
+            args = (numpy.repeat(probe, len(probe)), numpy.tile(probe, len(probe)))
+        else:
+            args = (probe,)
+        try:
+            want = ufunc(*args)
+        except Exception:
+            return False  # a loop that refuses some values (integer powers): the ufunc's
+        if want.dtype != loop.out:
+            return False
+        got = numpy.empty(len(want), dtype=loop.out)
+        _run(loop, args[0], 0, args[1] if nin == 2 else None, 0, got, len(got), NULL)
+        if PyErr_Occurred() != NULL:
+            PyErr_Clear()
+            return False
+    return want.tobytes() == got.tobytes()
+
+
+cdef inline void _run(
+    _Loop loop, object a, Py_ssize_t start_a, object b, Py_ssize_t start_b, object out,
+    Py_ssize_t n, char* scalar
+) noexcept:
+    """``loop`` over ``n`` elements into ``out``: the inputs are the 1-D arrays ``a``
+    (from element ``start_a``) and ``b`` (from ``start_b``; None for a unary loop),
+    where the one value at ``scalar`` takes the place of ``a`` (None) or ``b`` (None,
+    with ``scalar`` given)."""
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp step
+    dims[0] = n
+    if a is None:
+        args[0] = scalar
+        steps[0] = 0
+    else:
+        step = cnp.PyArray_STRIDE(<cnp.ndarray>a, 0)
+        args[0] = cnp.PyArray_BYTES(<cnp.ndarray>a) + start_a * step
+        steps[0] = step
+    cdef int k = 1
+    if b is not None:
+        step = cnp.PyArray_STRIDE(<cnp.ndarray>b, 0)
+        args[1] = cnp.PyArray_BYTES(<cnp.ndarray>b) + start_b * step
+        steps[1] = step
+        k = 2
+    elif scalar != NULL and a is not None:
+        args[1] = scalar
+        steps[1] = 0
+        k = 2
+    args[k] = cnp.PyArray_BYTES(<cnp.ndarray>out)
+    steps[k] = cnp.PyArray_STRIDE(<cnp.ndarray>out, 0)
+    loop.fn(args, dims, steps, loop.data)
+
+
+cdef inline bint _usable(object arr, object descr):
+    # A 1-D array of exactly ``descr`` (identity: the canonical native descriptor), aligned.
+    return (
+        <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
+        and cnp.PyArray_NDIM(<cnp.ndarray>arr) == 1
+        and (cnp.PyArray_FLAGS(<cnp.ndarray>arr) & cnp.NPY_ARRAY_ALIGNED) != 0
+    )
+
+
+cdef bint _direct(
+    object kernel, object a, Py_ssize_t start_a, object b, Py_ssize_t start_b, object out,
+    Py_ssize_t n, object value
+) except -1:
+    """Run ``kernel``'s loop directly (the section's rules) over ``n`` elements of the
+    1-D ndarrays ``a`` from ``start_a`` and ``b`` from ``start_b`` (None: unary; or the
+    Python float or int ``value`` in its place, before ``a`` when ``a`` is None and
+    ``b`` the array) into ``out``. True when done with no floating-point flag raised;
+    False when the caller must call the ufunc (not a case for the loop, or a flag to
+    report: the ufunc then writes the same values and reports it numpy's way)."""
+    if type(kernel) is not Kernel or n > _DIRECT_MAX:
+        return False
+    cdef object first = a if a is not None else b
+    cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
+    cdef _Loop loop = (<Kernel>kernel)._loop(inp)
+    if loop is None or not _usable(first, inp) or not _usable(out, loop.out):
+        return False
+    cdef double pair[2]
+    cdef char* scalar = NULL
+    if value is not None:
+        if not _scalar_value(inp, value, pair):
+            return False
+        scalar = <char*>pair
+    elif a is not None and b is not None and not _usable(b, inp):
+        return False
+    feclearexcept(_FE_FLAGS)
+    _run(loop, a, start_a, b, start_b, out, n, scalar)
+    if PyErr_Occurred() != NULL:
+        # A loop that reports through Python (none of numpy's float loops does): the
+        # ufunc runs it again and raises its error its own way.
+        PyErr_Clear()
+        return False
+    return fetestexcept(_FE_FLAGS) == 0
+
+
+cdef bint _direct_nd(object kernel, object a, object b, object out, Py_ssize_t n) except -1:
+    """`broadcast2`'s call, ``ufunc(a, b, out=out, casting="unsafe")`` with floating-point
+    warnings silenced, as ``kernel``'s loop run directly (one run per line of ``out``
+    along its most compact axis): ``a`` and ``b`` are ndarrays that broadcast to
+    ``out``'s shape, of the loop's input dtype, or one of them a Python float or exact
+    int beside a float64 or complex128 array. True when done; False when the caller
+    must call the ufunc (not a case for the loop)."""
+    if type(kernel) is not Kernel or n > _DIRECT_MAX:
+        return False
+    cdef bint arr_a = cnp.PyArray_Check(a)
+    cdef bint arr_b = cnp.PyArray_Check(b)
+    cdef object first = a if arr_a else b
+    cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
+    cdef _Loop loop = (<Kernel>kernel)._loop(inp)
+    if loop is None or not _usable_nd(first, inp) or not _usable_nd(out, loop.out):
+        return False
+    cdef double pair[2]
+    cdef char* scalar = NULL
+    if arr_a and arr_b:
+        if not _usable_nd(b, inp):
+            return False
+    elif not _scalar_value(inp, b if arr_a else a, pair):
+        return False
+    else:
+        scalar = <char*>pair
+    cdef int rank = cnp.PyArray_NDIM(<cnp.ndarray>out)
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp steps[3][32]
+    cdef cnp.npy_intp idx[32]
+    cdef char* args[3]
+    cdef char* starts[3]
+    cdef int i, k, inner = -1
+    cdef cnp.npy_intp line_steps[3]
+    cdef cnp.npy_intp line[1]
+    cdef cnp.npy_intp best = -1, s
+    for k in range(2):
+        operand = a if k == 0 else b
+        if cnp.PyArray_Check(operand):
+            starts[k] = cnp.PyArray_BYTES(<cnp.ndarray>operand)
+            _broadcast_steps(<cnp.ndarray>operand, rank, steps[k])
+        else:
+            starts[k] = scalar
+            for i in range(rank):
+                steps[k][i] = 0
+    starts[2] = cnp.PyArray_BYTES(<cnp.ndarray>out)
+    for i in range(rank):
+        dims[i] = cnp.PyArray_DIM(<cnp.ndarray>out, i)
+        steps[2][i] = cnp.PyArray_STRIDE(<cnp.ndarray>out, i)
+        idx[i] = 0
+        s = steps[2][i] if steps[2][i] >= 0 else -steps[2][i]
+        # The line: the longest-running axis of out's smallest stride (its memory order).
+        if dims[i] > 1 and (inner < 0 or s < best):
+            inner = i
+            best = s
+    if inner < 0:  # one element (rank 0, or every axis of length one)
+        line[0] = 1
+        for k in range(3):
+            line_steps[k] = 0
+            args[k] = starts[k]
+        loop.fn(args, line, line_steps, loop.data)
+    else:
+        line[0] = dims[inner]
+        for k in range(3):
+            line_steps[k] = steps[k][inner]
+        while True:
+            for k in range(3):
+                args[k] = starts[k]
+                for i in range(rank):
+                    args[k] += idx[i] * steps[k][i]
+            loop.fn(args, line, line_steps, loop.data)
+            # The next line: an odometer over every axis but the line's.
+            i = rank - 1
+            while i >= 0:
+                if i != inner:
+                    idx[i] += 1
+                    if idx[i] < dims[i]:
+                        break
+                    idx[i] = 0
+                i -= 1
+            if i < 0:
+                break
+    if PyErr_Occurred() != NULL:
+        PyErr_Clear()  # a loop that reports through Python: the ufunc's call reports it
+        return False
+    return True
+
+
+cdef inline bint _usable_nd(object arr, object descr):
+    # An array of exactly ``descr`` (identity: the canonical native descriptor), aligned.
+    return (
+        <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
+        and (cnp.PyArray_FLAGS(<cnp.ndarray>arr) & cnp.NPY_ARRAY_ALIGNED) != 0
+    )
+
+
+cdef inline void _broadcast_steps(cnp.ndarray arr, int rank, cnp.npy_intp* steps) noexcept:
+    # ``arr``'s byte strides over the broadcast shape of rank ``rank`` (its axes aligned to
+    # the right; a missing or length-one axis repeats: stride 0).
+    cdef int nd = cnp.PyArray_NDIM(arr)
+    cdef int i, j
+    for i in range(rank):
+        j = i - rank + nd
+        if j < 0 or cnp.PyArray_DIM(arr, j) == 1:
+            steps[i] = 0
+        else:
+            steps[i] = cnp.PyArray_STRIDE(arr, j)
+
+
+cdef bint _scalar_value(object inp, object value, double* pair) except -1:
+    """Write the Python float or int ``value`` as numpy reads it beside a float64 or
+    complex128 array (``inp``) into ``pair`` (real, then a zero imaginary part); False
+    for any other case (other dtypes, an int float64 does not hold exactly)."""
+    cdef int num = (<cnp.dtype>inp).type_num
+    if num != cnp.NPY_DOUBLE and num != cnp.NPY_CDOUBLE:
+        return False
+    cdef object c = type(value)
+    if c is int:
+        if not (_NEG_EXACT_INT <= value <= _EXACT_INT):
+            return False
+    elif c is not float:
+        return False
+    pair[0] = <double>value
+    pair[1] = 0.0
+    return True
