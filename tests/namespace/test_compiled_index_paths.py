@@ -32,6 +32,34 @@ def test_getitem_is_the_compiled_entry_on_tensors_and_views() -> None:
     assert _indexing.getitem is _core.getitem
 
 
+def test_int_indexes_of_arrays_of_different_layouts_in_turn_give_each_its_own_row() -> None:
+    # The row layout of the array indexed last is kept: alternating arrays of other
+    # shapes and layouts must each get their own.
+    (a, na), (b, nb), (c, nc) = _owner((3, 4), 1), _owner((4, 3), 2), _c_view((3, 4), 3)
+    for _ in range(2):
+        for x, n in ((a, na), (b, nb), (c, nc), (c.T, nc.T), (a, na)):
+            for i in (0, 1, -1):
+                np.testing.assert_array_equal(np.asarray(x[i]), n[i])
+
+
+def test_an_int_index_of_a_view_sharing_a_shape_tuple_reads_its_own_strides() -> None:
+    t, n = _owner((4, 4), 4)
+    shape = (4, 4)
+    rows = _core.view_of(t, shape, (4, 1))  # n.T's layout over t's buffer
+    cols = _core.view_of(t, shape, (1, 4))  # n's own layout, the same shape tuple
+    np.testing.assert_array_equal(np.asarray(rows[1]), n.T[1])
+    np.testing.assert_array_equal(np.asarray(cols[1]), n[1])
+    np.testing.assert_array_equal(np.asarray(rows[2]), n.T[2])
+
+
+def test_an_int_index_beyond_a_machine_int_is_an_index_out_of_range_error() -> None:
+    x, _ = _owner((4, 5))
+    with pytest.raises(IndexError):
+        x[2**70]
+    with pytest.raises(IndexError):
+        x[-(2**70)]
+
+
 @pytest.mark.parametrize("make", [_owner, _c_view])
 @pytest.mark.parametrize("key", [0, 3, -1, -4])
 def test_one_int_index_gives_numpys_row(make: Any, key: int) -> None:

@@ -60,6 +60,7 @@ cimport cython
 
 cdef extern from "Python.h":
     uint64_t PyThreadState_GetID(PyThreadState*)
+    long PyLong_AsLongAndOverflow(object obj, int* overflow) except? -1
     # numpy's floating-point error state is a context variable (`_quiet_token`).
     int PyContextVar_Get(object var, PyObject* default_value, PyObject** value) except -1
     object PyContextVar_Set(object var, object value)
@@ -1925,6 +1926,26 @@ cdef inline tuple _ints_tuple(Py_ssize_t* vals, Py_ssize_t n):
     return out
 
 
+# The layout of a row of the owner shape indexed last, ``(shape, shape[1:], strides)``:
+# one tuple, replaced whole (a reader sees an old or a new entry, never half of one).
+# ``x[i]`` in a loop over one tensor's rows builds its layout once.
+cdef tuple _rows_last = (None, None, None)
+
+
+cdef inline void _set_rows_last(tuple rows) noexcept:
+    global _rows_last
+    _rows_last = rows
+
+
+# The same for the view indexed last: ``(shape, strides, shape[1:], strides[1:])``.
+cdef tuple _view_rows_last = (None, None, None, None)
+
+
+cdef inline void _set_view_rows_last(tuple rows) noexcept:
+    global _view_rows_last
+    _view_rows_last = rows
+
+
 cdef object _int_view(object x, object key):
     """``x[key]`` for one exact int ``key`` in range on a tensor or shared view of rank
     >= 1 (axis 0 dropped), or None (the general path refuses or handles it)."""
@@ -1945,21 +1966,31 @@ cdef object _int_view(object x, object key):
     if rank == 0 or rank > 32:
         return None
     dim = <Py_ssize_t>shape[0]
-    if not (-dim <= key < dim):  # compared as Python ints: any size
+    cdef int overflow = 0
+    idx = PyLong_AsLongAndOverflow(key, &overflow)  # an exact int: no conversion runs
+    if overflow != 0 or idx < -dim or idx >= dim:
         return None
-    idx = <Py_ssize_t>key
     if idx < 0:
         idx += dim
+    cdef tuple rows
     if c is Tensor:
-        # Column-major: axis 0 has stride 1; axis i the product of the dims before it.
-        acc = dim
-        for i in range(1, rank):
-            buf[i - 1] = acc
-            acc *= <Py_ssize_t>shape[i]
-        return view_of(x, shape[1:], _ints_tuple(buf, rank - 1), idx)
+        rows = _rows_last
+        if rows[0] is not shape:
+            # Column-major: axis 0 has stride 1; axis i the product of the dims before it.
+            acc = dim
+            for i in range(1, rank):
+                buf[i - 1] = acc
+                acc *= <Py_ssize_t>shape[i]
+            rows = (shape, shape[1:], _ints_tuple(buf, rank - 1))
+            _set_rows_last(rows)
+        return view_of(x, rows[1], rows[2], idx)
     strides = _get(x, _V_STRIDES)
+    rows = _view_rows_last
+    if rows[0] is not shape or rows[1] is not strides:
+        rows = (shape, strides, shape[1:], strides[1:])
+        _set_view_rows_last(rows)
     return _derived(
-        x, shape[1:], strides[1:], <Py_ssize_t>_get(x, _V_OFFSET) + idx * <Py_ssize_t>strides[0]
+        x, rows[2], rows[3], <Py_ssize_t>_get(x, _V_OFFSET) + idx * <Py_ssize_t>strides[0]
     )
 
 
