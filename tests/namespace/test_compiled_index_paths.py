@@ -42,6 +42,26 @@ def test_int_indexes_of_arrays_of_different_layouts_in_turn_give_each_its_own_ro
                 np.testing.assert_array_equal(np.asarray(x[i]), n[i])
 
 
+def test_basic_keys_in_turn_give_each_its_own_layout() -> None:
+    # The layout of the view made last is reused only when it is exactly the new one.
+    (a, na), (c, nc) = _owner((4, 6), 5), _c_view((4, 6), 6)
+    keys: list[Any] = [
+        (slice(None), slice(None, 2)),
+        slice(1, 3),
+        (None, 1),
+        (Ellipsis, slice(None, None, -1)),
+        (slice(None), slice(None, 2)),
+        (slice(None, None, 2), slice(1, 5)),
+        slice(1, 3),
+    ]
+    for _ in range(2):
+        for key in keys:
+            for x, n in ((a, na), (c, nc), (c.T, nc.T)):
+                got = x[key]
+                assert got.shape == n[key].shape
+                np.testing.assert_array_equal(np.asarray(got), n[key])
+
+
 def test_an_int_index_of_a_view_sharing_a_shape_tuple_reads_its_own_strides() -> None:
     t, n = _owner((4, 4), 4)
     shape = (4, 4)

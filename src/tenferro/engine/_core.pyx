@@ -51,6 +51,7 @@ cdef object TensorView = _TensorView
 
 from cpython.list cimport PyList_GET_ITEM
 from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.type cimport PyType_IsSubtype
 from cpython.pystate cimport PyThreadState, PyThreadState_Get
@@ -1810,9 +1811,10 @@ cpdef object basic_view(object x, object key):
     `_indexing.getitem`'s: a tensor is borrowed through `view_of` (refused while
     exclusively borrowed), a view derives a view holding the root."""
     cdef object c = type(x)
-    cdef tuple shape, strides, items
+    cdef tuple shape, strides
     cdef Py_ssize_t offset, rank, n_items, n_real = 0, n_ell = 0, axis = 0, n_out = 0
     cdef Py_ssize_t i, j, dim, stride, start, stop, step, length, idx, acc
+    cdef int overflow = 0
     # The output descriptor, built in C (a key of more than 32 entries or an array of
     # rank above 32 takes the general path).
     cdef Py_ssize_t in_strides[32]
@@ -1822,11 +1824,20 @@ cpdef object basic_view(object x, object key):
     shape = _descriptor_into(x, c, in_strides, &rank, &offset)
     if shape is None:
         return None
-    items = key if type(key) is tuple else (key,)
-    n_items = len(items)
+    # The key's entries, read in place (a single entry without a tuple around it).
+    cdef PyObject* single[1]
+    cdef PyObject** entries
+    if type(key) is tuple:
+        n_items = len(<tuple>key)
+        entries = PySequence_Fast_ITEMS(key)
+    else:
+        n_items = 1
+        single[0] = <PyObject*>key
+        entries = single
     if n_items > 32:
         return None
-    for k in items:
+    for i in range(n_items):
+        k = <object>entries[i]
         kc = type(k)
         if k is None:
             continue
@@ -1842,7 +1853,8 @@ cpdef object basic_view(object x, object key):
             return None
     if n_ell > 1 or n_real > rank:
         return None
-    for k in items:
+    for i in range(n_items):
+        k = <object>entries[i]
         if k is None:
             out_shape[n_out] = 1
             out_strides[n_out] = 0
@@ -1870,9 +1882,9 @@ cpdef object basic_view(object x, object key):
             out_strides[n_out] = stride * step
             n_out += 1
         else:
-            if not (-dim <= k < dim):  # compared as Python ints: any size
+            idx = PyLong_AsLongAndOverflow(k, &overflow)  # an exact int
+            if overflow != 0 or idx < -dim or idx >= dim:
                 return None
-            idx = <Py_ssize_t>k
             if idx < 0:
                 idx += dim
             offset += idx * stride
@@ -1881,9 +1893,31 @@ cpdef object basic_view(object x, object key):
         out_strides[n_out] = in_strides[axis]
         n_out += 1
         axis += 1
+    global _key_shape_last, _key_strides_last
+    cdef tuple out_s = _ints_again(out_shape, n_out, _key_shape_last)
+    cdef tuple out_st = _ints_again(out_strides, n_out, _key_strides_last)
+    _key_shape_last = out_s
+    _key_strides_last = out_st
     if c is Tensor:
-        return view_of(x, _ints_tuple(out_shape, n_out), _ints_tuple(out_strides, n_out), offset)
-    return _derived(x, _ints_tuple(out_shape, n_out), _ints_tuple(out_strides, n_out), offset)
+        return view_of(x, out_s, out_st, offset)
+    return _derived(x, out_s, out_st, offset)
+
+
+# The shape and strides of the view `basic_view` made last: a repeated key (a loop over
+# blocks of one array) gives views of one layout, which share these two tuples.
+cdef tuple _key_shape_last = ()
+cdef tuple _key_strides_last = ()
+
+
+cdef inline tuple _ints_again(Py_ssize_t* vals, Py_ssize_t n, tuple last):
+    """``last`` when it holds exactly ``vals`` (``n`` ints), else their new tuple."""
+    cdef Py_ssize_t i
+    if len(last) != n:
+        return _ints_tuple(vals, n)
+    for i in range(n):
+        if <Py_ssize_t><object>PyTuple_GET_ITEM(last, i) != vals[i]:
+            return _ints_tuple(vals, n)
+    return last
 
 
 cdef object _getitem_rest = None
