@@ -212,7 +212,8 @@ cdef inline void _run(
 cdef inline bint _usable(object arr, object descr):
     # A 1-D array of exactly ``descr`` (identity: the canonical native descriptor), aligned.
     return (
-        <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
+        cnp.PyArray_Check(arr)
+        and <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
         and cnp.PyArray_NDIM(<cnp.ndarray>arr) == 1
         and (cnp.PyArray_FLAGS(<cnp.ndarray>arr) & cnp.NPY_ARRAY_ALIGNED) != 0
     )
@@ -231,6 +232,8 @@ cdef bint _direct(
     if type(kernel) is not Kernel or n > _DIRECT_MAX:
         return False
     cdef object first = a if a is not None else b
+    if not cnp.PyArray_Check(first):
+        return False
     cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
     cdef _Loop loop = (<Kernel>kernel)._loop(inp)
     if loop is None or not _usable(first, inp) or not _usable(out, loop.out):
@@ -264,6 +267,8 @@ cdef bint _direct_nd(object kernel, object a, object b, object out, Py_ssize_t n
         return False
     cdef bint arr_a = cnp.PyArray_Check(a)
     cdef bint arr_b = cnp.PyArray_Check(b)
+    if not arr_a and not arr_b:
+        return False
     cdef object first = a if arr_a else b
     cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
     cdef _Loop loop = (<Kernel>kernel)._loop(inp)
@@ -343,7 +348,8 @@ cdef bint _direct_nd(object kernel, object a, object b, object out, Py_ssize_t n
 cdef inline bint _usable_nd(object arr, object descr):
     # An array of exactly ``descr`` (identity: the canonical native descriptor), aligned.
     return (
-        <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
+        cnp.PyArray_Check(arr)
+        and <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
         and (cnp.PyArray_FLAGS(<cnp.ndarray>arr) & cnp.NPY_ARRAY_ALIGNED) != 0
     )
 
