@@ -206,3 +206,25 @@ def test_a_flag_in_a_call_with_warnings_silenced_leaves_no_warning_behind() -> N
     assert _numpy_warnings(lambda: tfr.asarray(a) / tfr.asarray(z)) == []
     # The next call that raises no flag gives no warning either.
     assert _numpy_warnings(lambda: tfr.asarray(a) + tfr.asarray(a)) == []
+
+
+# -- the engine's own elementwise methods ------------------------------------------------------
+def test_the_engine_methods_hot_paths_call_their_ufuncs_kernel() -> None:
+    from tenferro.engine import elementwise
+
+    for ufunc in (np.add, np.multiply, np.exp, np.less):
+        kernel = elementwise._KERNELS[ufunc]
+        assert kernel.ufunc is ufunc
+        assert kernel.direct("f8")
+
+
+def test_an_engine_division_by_zero_warns_and_raises_as_numpy_does() -> None:
+    eng = tfr.default_engine()
+    a = np.arange(4.0).reshape(2, 2)
+    z = np.zeros((2, 2))
+    want = _numpy_warnings(lambda: a / z)
+    assert _numpy_warnings(lambda: eng.div(_owner(a), _owner(z))) == want
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        eng.div(_owner(a), _owner(z))
+    _same_bits(eng.mul(_owner(a), 2.0), a * 2.0)
+    _same_bits(eng.exp(_owner(a)), np.exp(a))

@@ -23,6 +23,7 @@ from ..errors import DTypeError, ValidationError
 from ..storage.host import HostBuffer
 from ..tensor import Tensor
 from ._base import EngineBase, Reads, dtype_mismatch, is_scalar, not_a_tensor
+from ._core import Kernel
 from ._core import binary as _core_binary
 from ._core import scalar as _core_scalar
 from ._core import unary as _core_unary
@@ -94,6 +95,18 @@ _SIN = _Spec("sin", np.sin, _FLOATING, hint=_CONVERT_HINT)
 _COS = _Spec("cos", np.cos, _FLOATING, hint=_CONVERT_HINT)
 _TANH = _Spec("tanh", np.tanh, _FLOATING, hint=_CONVERT_HINT)
 _SQRT = _Spec("sqrt", np.sqrt, _FLOATING, hint=_CONVERT_HINT)
+
+#: Each spec's ufunc as the compiled hot paths call it: its `Kernel` (numpy's inner
+#: loop run directly, engine/_loops.pxi). A method reads its ufunc at each call and
+#: looks it up here, so a ufunc replaced in a method's closure (a test's waiting
+#: kernel) is called as it is.
+_KERNELS: dict[Any, Any] = {
+    s.ufunc: Kernel(s.ufunc)
+    for s in (
+        *(_ADD, _SUB, _MUL, _DIV, _POW, _MAX, _MIN, _EQ, _NE, _LT, _LE, _GT, _GE),
+        *(_NEG, _ABS, _EXP, _LOG, _SIN, _COS, _TANH, _SQRT),
+    )
+}
 
 
 # ---------------------------------------------------------------------- checks
@@ -191,7 +204,11 @@ def _binary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _BinaryMet
                 # check for a writer, pooled output, one ufunc call, wrap, unpin.
                 # Both operands hold exactly n elements (plain host INVARIANT, equal
                 # shapes), so the ufunc writes every element of the output.
-                kernel = ufunc if len(sa.flat) < _LARGE_MIN else partial(_large_binary, ufunc)
+                kernel = (
+                    _KERNELS.get(ufunc, ufunc)
+                    if len(sa.flat) < _LARGE_MIN
+                    else partial(_large_binary, ufunc)
+                )
                 r = _core_binary(kernel, a, b, dt, self)
                 if r is not None:
                     return r
@@ -235,7 +252,7 @@ def _unary_method(spec: _Spec, fast: tuple[DType, ...], doc: str) -> _UnaryMetho
                 # The per-operation protocol, compiled (engine/_core.pyx). The input
                 # holds exactly n elements (plain host INVARIANT) and the result has
                 # its dtype: the ufunc writes every element of the output.
-                r = _core_unary(ufunc, a, dt, self)
+                r = _core_unary(_KERNELS.get(ufunc, ufunc), a, dt, self)
                 if r is not None:
                     return r
         return self._unary(spec, a, out)
@@ -270,7 +287,9 @@ class ElementwiseOps(EngineBase):
         scalar = weak_scalar(value, dt, spec.op)
         # The per-operation protocol, compiled (engine/_core.pyx). The tensor holds
         # exactly n elements and the scalar broadcasts: the ufunc writes all of them.
-        r: Tensor | None = _core_scalar(ufunc, t, scalar, scalar_first, dt, self)
+        r: Tensor | None = _core_scalar(
+            _KERNELS.get(ufunc, ufunc), t, scalar, scalar_first, dt, self
+        )
         return r
 
     # -- general paths ---------------------------------------------------------------------
