@@ -228,3 +228,22 @@ def test_an_engine_division_by_zero_warns_and_raises_as_numpy_does() -> None:
         eng.div(_owner(a), _owner(z))
     _same_bits(eng.mul(_owner(a), 2.0), a * 2.0)
     _same_bits(eng.exp(_owner(a)), np.exp(a))
+
+
+def test_a_kernel_asked_first_by_many_threads_at_once_answers_each_alike() -> None:
+    import threading
+
+    kernel = Kernel(np.multiply)
+    start = threading.Barrier(4)
+    answers: list[bool] = []
+
+    def ask() -> None:
+        start.wait()
+        answers.extend(kernel.direct(d) for d in ("f8", "c16", "f4", "i8"))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [True, True, True, True] * 4
