@@ -132,6 +132,18 @@ def test_a_broadcast_gives_numpys_bits_in_either_memory_order() -> None:
         _same_bits(tfr.asarray(u)[::2, ::-1] - tfr.asarray(s), u[::2, ::-1] - s)
 
 
+def test_a_broadcast_of_reversed_stepped_and_rank_0_operands_gives_numpys_bits() -> None:
+    base = np.arange(60.0).reshape(5, 12) / 7.0
+    c = tfr.asarray(base)
+    o = _owner(base)
+    with np.errstate(all="ignore"):
+        _same_bits(c[::-1, ::3] * o[1:3, :4][None, 0, :], base[::-1, ::3] * base[1:3, :4][0])
+        _same_bits(o[:, ::-2] - c[2, ::-2], base[:, ::-2] - base[2, ::-2])
+        _same_bits(tfr.asarray(np.float64(2.5)) * c[1:4, 2:3], np.float64(2.5) * base[1:4, 2:3])
+        _same_bits(c[3, 4] / tfr.asarray(np.float64(-0.0)), base[3, 4] / np.float64(-0.0))
+        _same_bits(1.5 - o[:2, None, :3], 1.5 - base[:2, None, :3])
+
+
 def test_a_large_call_keeps_the_ufunc_and_its_values() -> None:
     a = np.linspace(-3, 3, 9000)
     _same_bits(tfr.exp(tfr.asarray(a)), np.exp(a))

@@ -1435,24 +1435,24 @@ cpdef object broadcast2(
     try:
         if _written_pair(p1, p2):
             return None
-        a = _operand(x1, c1, p1) if arr1 else x1
-        b = _operand(x2, c2, p2) if arr2 else x2
         owner = _acquire(eng, _np_dtype(out_dt), n)
         flat = owner if len(owner) == n else owner[:n]
+        if c_order:
+            acc = 1
+            for i in range(rank - 1, -1, -1):
+                ext[i] = acc
+                acc *= <Py_ssize_t>shape[i]
+            strides = _ints_tuple(ext, rank)
+        # The operands broadcast to the output's shape: the loop, or the ufunc, writes
+        # every element of it.
+        if _direct_views(kernel, x1, c1, p1, x2, c2, p2, owner, shape, c_order, n):
+            return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
+        a = _operand(x1, c1, p1) if arr1 else x1
+        b = _operand(x2, c2, p2) if arr2 else x2
         if rank == 1:
             nd = flat
         else:
             nd = _shaped_over(flat, _descr(flat), shape, c_order, True)
-            if c_order:
-                acc = 1
-                for i in range(rank - 1, -1, -1):
-                    ext[i] = acc
-                    acc *= <Py_ssize_t>shape[i]
-                strides = _ints_tuple(ext, rank)
-        # The operands broadcast to nd's shape: the ufunc writes every element of nd.
-        if _direct_nd(kernel, a, b, nd, n):
-            a = b = nd = None
-            return _result(shape, strides, out_dt, owner, flat, _recycler_of(eng))
         token = _quiet_token()
         if token is None:  # pragma: no cover - numpy < 2
             import numpy

@@ -259,59 +259,125 @@ cdef bint _direct(
     return fetestexcept(_FE_FLAGS) == 0
 
 
-cdef bint _direct_nd(object kernel, object a, object b, object out, Py_ssize_t n) except -1:
+cdef bint _direct_views(
+    object kernel, object x1, object c1, BufferFields p1, object x2, object c2,
+    BufferFields p2, object owner, tuple shape, bint c_order, Py_ssize_t n
+) except -1:
     """`broadcast2`'s call, ``ufunc(a, b, out=out, casting="unsafe")`` with floating-point
-    warnings silenced, as ``kernel``'s loop run directly (one run per line of ``out``
-    along its most compact axis): ``a`` and ``b`` are ndarrays that broadcast to
-    ``out``'s shape, of the loop's input dtype, or one of them a Python float or exact
-    int beside a float64 or complex128 array. True when done; False when the caller
-    must call the ufunc (not a case for the loop)."""
+    warnings silenced, as ``kernel``'s loop run directly on the operands' buffers (one
+    run per line of the output along its most compact axis), without an internal array
+    for any of them: the operands ``x1`` and ``x2`` (a `Tensor` or `TensorView` of class
+    ``c1``/``c2`` read on the pinned buffer ``p1``/``p2``, or a Python float or exact int
+    beside a float64 or complex128 array when that buffer is None), of the loop's input
+    dtype, broadcast to ``shape``; the output is ``owner``'s first ``n`` elements,
+    row-major when ``c_order``, else column-major. True when done; False when the
+    caller must call the ufunc (not a case for the loop)."""
     if type(kernel) is not Kernel or n > _DIRECT_MAX:
         return False
-    cdef bint arr_a = cnp.PyArray_Check(a)
-    cdef bint arr_b = cnp.PyArray_Check(b)
-    if not arr_a and not arr_b:
+    cdef object first = (p1 if p1 is not None else p2).flat
+    if not cnp.PyArray_Check(first):
         return False
-    cdef object first = a if arr_a else b
     cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
     cdef _Loop loop = (<Kernel>kernel)._loop(inp)
-    if loop is None or not _usable_nd(first, inp) or not _usable_nd(out, loop.out):
+    if loop is None or not _usable(first, inp) or not _usable(owner, loop.out):
         return False
     cdef double pair[2]
-    cdef char* scalar = NULL
-    if arr_a and arr_b:
-        if not _usable_nd(b, inp):
-            return False
-    elif not _scalar_value(inp, b if arr_a else a, pair):
-        return False
-    else:
-        scalar = <char*>pair
-    cdef int rank = cnp.PyArray_NDIM(<cnp.ndarray>out)
+    cdef int rank = <int>len(shape)
     cdef cnp.npy_intp dims[32]
     cdef cnp.npy_intp steps[3][32]
+    cdef char* starts[3]
+    cdef int i
+    cdef cnp.npy_intp acc
+    if p1 is not None and p2 is not None:
+        if not _usable(p2.flat, inp):
+            return False
+    elif not _scalar_value(inp, x2 if p1 is not None else x1, pair):
+        return False
+    for i in range(rank):
+        dims[i] = <Py_ssize_t>shape[i]
+    if p1 is not None:
+        _operand_steps(x1, c1, p1.flat, rank, &starts[0], steps[0])
+    else:
+        starts[0] = <char*>pair
+        for i in range(rank):
+            steps[0][i] = 0
+    if p2 is not None:
+        _operand_steps(x2, c2, p2.flat, rank, &starts[1], steps[1])
+    else:
+        starts[1] = <char*>pair
+        for i in range(rank):
+            steps[1][i] = 0
+    # The output: owner's first n elements in the result's memory order.
+    starts[2] = cnp.PyArray_BYTES(<cnp.ndarray>owner)
+    acc = cnp.PyArray_STRIDE(<cnp.ndarray>owner, 0)
+    if c_order:
+        for i in range(rank - 1, -1, -1):
+            steps[2][i] = acc
+            acc *= dims[i]
+    else:
+        for i in range(rank):
+            steps[2][i] = acc
+            acc *= dims[i]
+    _run_lines(loop, rank, dims, steps, starts)
+    if PyErr_Occurred() != NULL:
+        PyErr_Clear()  # a loop that reports through Python: the ufunc's call reports it
+        return False
+    return True
+
+
+cdef void _operand_steps(
+    object x, object c, object flat, int rank, char** start, cnp.npy_intp* steps
+) except *:
+    """The first byte and the byte strides over the broadcast shape of rank ``rank``
+    (axes aligned to the right; a missing or length-one axis repeats: stride 0) of
+    ``x``, a `Tensor` (column-major over all of ``flat``) or a `TensorView` (its own
+    strides and offset over ``flat``, which it stays inside: checked when it was
+    made), read on ``flat``, a 1-D ndarray of its dtype."""
+    cdef cnp.npy_intp unit = cnp.PyArray_STRIDE(<cnp.ndarray>flat, 0)
+    cdef tuple shape
+    cdef tuple own = None
+    cdef Py_ssize_t offset = 0
+    cdef cnp.npy_intp acc = 1
+    cdef int nd, i, j
+    cdef Py_ssize_t d
+    if c is Tensor:
+        shape = _get(x, _T_SHAPE)
+    else:
+        shape = _get(x, _V_SHAPE)
+        own = _get(x, _V_STRIDES)
+        offset = <Py_ssize_t>_get(x, _V_OFFSET)
+    nd = <int>len(shape)
+    for i in range(rank):
+        steps[i] = 0
+    for j in range(nd):
+        d = <Py_ssize_t>shape[j]
+        i = j + rank - nd
+        if own is None:
+            if d != 1:
+                steps[i] = acc * unit
+            acc *= d
+        elif d != 1:
+            steps[i] = <Py_ssize_t>own[j] * unit
+    start[0] = cnp.PyArray_BYTES(<cnp.ndarray>flat) + offset * unit
+
+
+cdef void _run_lines(
+    _Loop loop, int rank, cnp.npy_intp* dims, cnp.npy_intp steps[3][32], char** starts
+) noexcept:
+    """``loop`` over the broadcast of ``rank`` axes of lengths ``dims``: operand ``k``
+    (two inputs, then the output) starts at ``starts[k]`` with byte strides
+    ``steps[k]``; one run per line along the output's most compact axis, the other
+    axes in odometer order."""
     cdef cnp.npy_intp idx[32]
     cdef char* args[3]
-    cdef char* starts[3]
-    cdef int i, k, inner = -1
     cdef cnp.npy_intp line_steps[3]
     cdef cnp.npy_intp line[1]
     cdef cnp.npy_intp best = -1, s
-    for k in range(2):
-        operand = a if k == 0 else b
-        if cnp.PyArray_Check(operand):
-            starts[k] = cnp.PyArray_BYTES(<cnp.ndarray>operand)
-            _broadcast_steps(<cnp.ndarray>operand, rank, steps[k])
-        else:
-            starts[k] = scalar
-            for i in range(rank):
-                steps[k][i] = 0
-    starts[2] = cnp.PyArray_BYTES(<cnp.ndarray>out)
+    cdef int i, k, inner = -1
     for i in range(rank):
-        dims[i] = cnp.PyArray_DIM(<cnp.ndarray>out, i)
-        steps[2][i] = cnp.PyArray_STRIDE(<cnp.ndarray>out, i)
         idx[i] = 0
         s = steps[2][i] if steps[2][i] >= 0 else -steps[2][i]
-        # The line: the longest-running axis of out's smallest stride (its memory order).
+        # The line: the axis of the output's smallest stride (its memory order).
         if dims[i] > 1 and (inner < 0 or s < best):
             inner = i
             best = s
@@ -321,53 +387,27 @@ cdef bint _direct_nd(object kernel, object a, object b, object out, Py_ssize_t n
             line_steps[k] = 0
             args[k] = starts[k]
         loop.fn(args, line, line_steps, loop.data)
-    else:
-        line[0] = dims[inner]
+        return
+    line[0] = dims[inner]
+    for k in range(3):
+        line_steps[k] = steps[k][inner]
+    while True:
         for k in range(3):
-            line_steps[k] = steps[k][inner]
-        while True:
-            for k in range(3):
-                args[k] = starts[k]
-                for i in range(rank):
-                    args[k] += idx[i] * steps[k][i]
-            loop.fn(args, line, line_steps, loop.data)
-            # The next line: an odometer over every axis but the line's.
-            i = rank - 1
-            while i >= 0:
-                if i != inner:
-                    idx[i] += 1
-                    if idx[i] < dims[i]:
-                        break
-                    idx[i] = 0
-                i -= 1
-            if i < 0:
-                break
-    if PyErr_Occurred() != NULL:
-        PyErr_Clear()  # a loop that reports through Python: the ufunc's call reports it
-        return False
-    return True
-
-
-cdef inline bint _usable_nd(object arr, object descr):
-    # An array of exactly ``descr`` (identity: the canonical native descriptor), aligned.
-    return (
-        cnp.PyArray_Check(arr)
-        and <PyObject*>cnp.PyArray_DESCR(<cnp.ndarray>arr) == <PyObject*>descr
-        and (cnp.PyArray_FLAGS(<cnp.ndarray>arr) & cnp.NPY_ARRAY_ALIGNED) != 0
-    )
-
-
-cdef inline void _broadcast_steps(cnp.ndarray arr, int rank, cnp.npy_intp* steps) noexcept:
-    # ``arr``'s byte strides over the broadcast shape of rank ``rank`` (its axes aligned to
-    # the right; a missing or length-one axis repeats: stride 0).
-    cdef int nd = cnp.PyArray_NDIM(arr)
-    cdef int i, j
-    for i in range(rank):
-        j = i - rank + nd
-        if j < 0 or cnp.PyArray_DIM(arr, j) == 1:
-            steps[i] = 0
-        else:
-            steps[i] = cnp.PyArray_STRIDE(arr, j)
+            args[k] = starts[k]
+            for i in range(rank):
+                args[k] += idx[i] * steps[k][i]
+        loop.fn(args, line, line_steps, loop.data)
+        # The next line: an odometer over every axis but the line's.
+        i = rank - 1
+        while i >= 0:
+            if i != inner:
+                idx[i] += 1
+                if idx[i] < dims[i]:
+                    break
+                idx[i] = 0
+            i -= 1
+        if i < 0:
+            return
 
 
 cdef bint _scalar_value(object inp, object value, double* pair) except -1:
