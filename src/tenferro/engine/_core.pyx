@@ -1336,7 +1336,8 @@ cpdef object broadcast2(
     operand's buffer is exclusively borrowed: the general path handles it.
     ``op`` names the call in the typed error a refused kernel raises (the caller
     types it; the failure policy is `_binary`'s). ``ufunc`` may be a `Kernel`: its
-    loop then runs directly where it can (`_direct_nd`), else its ufunc is called.
+    loop then runs directly on the pinned buffers where it can (`_direct_views`, no
+    internal array at all), else its ufunc is called.
 
     Every operand is read on its buffer's ``flat`` (`_read_source`, `_operand`), pinned
     for the call as `_binary` pins (views too: a fresh root-less view stays root-less,
