@@ -1894,20 +1894,34 @@ cpdef object basic_view(object x, object key):
         out_strides[n_out] = in_strides[axis]
         n_out += 1
         axis += 1
-    global _key_shape_last, _key_strides_last
-    cdef tuple out_s = _ints_again(out_shape, n_out, _key_shape_last)
-    cdef tuple out_st = _ints_again(out_strides, n_out, _key_strides_last)
-    _key_shape_last = out_s
-    _key_strides_last = out_st
+    cdef tuple out_s = _shape_again(out_shape, n_out)
+    cdef tuple out_st = _strides_again(out_strides, n_out)
     if c is Tensor:
         return view_of(x, out_s, out_st, offset)
     return _derived(x, out_s, out_st, offset)
 
 
-# The shape and strides of the view `basic_view` made last: a repeated key (a loop over
-# blocks of one array) gives views of one layout, which share these two tuples.
+# The shape and strides of the view `basic_view` or `_int_view` made last: a repeated
+# key (a loop over the rows or blocks of one array) gives views of one layout, which
+# share these two tuples.
 cdef tuple _key_shape_last = ()
 cdef tuple _key_strides_last = ()
+
+
+cdef inline tuple _shape_again(Py_ssize_t* vals, Py_ssize_t n):
+    """The shape tuple of ``n`` ints ``vals`` (the last one made, when equal)."""
+    global _key_shape_last
+    cdef tuple t = _ints_again(vals, n, _key_shape_last)
+    _key_shape_last = t
+    return t
+
+
+cdef inline tuple _strides_again(Py_ssize_t* vals, Py_ssize_t n):
+    """The strides tuple of ``n`` ints ``vals`` (the last one made, when equal)."""
+    global _key_strides_last
+    cdef tuple t = _ints_again(vals, n, _key_strides_last)
+    _key_strides_last = t
+    return t
 
 
 cdef inline tuple _ints_again(Py_ssize_t* vals, Py_ssize_t n, tuple last):
@@ -1961,72 +1975,31 @@ cdef inline tuple _ints_tuple(Py_ssize_t* vals, Py_ssize_t n):
     return out
 
 
-# The layout of a row of the owner shape indexed last, ``(shape, shape[1:], strides)``:
-# one tuple, replaced whole (a reader sees an old or a new entry, never half of one).
-# ``x[i]`` in a loop over one tensor's rows builds its layout once.
-cdef tuple _rows_last = (None, None, None)
-
-
-cdef inline void _set_rows_last(tuple rows) noexcept:
-    global _rows_last
-    _rows_last = rows
-
-
-# The same for the view indexed last: ``(shape, strides, shape[1:], strides[1:])``.
-cdef tuple _view_rows_last = (None, None, None, None)
-
-
-cdef inline void _set_view_rows_last(tuple rows) noexcept:
-    global _view_rows_last
-    _view_rows_last = rows
-
-
 cdef object _int_view(object x, object key):
     """``x[key]`` for one exact int ``key`` in range on a tensor or shared view of rank
     >= 1 (axis 0 dropped), or None (the general path refuses or handles it)."""
     cdef object c = type(x)
-    cdef tuple shape, strides
-    cdef Py_ssize_t rank, dim, idx, acc, i
-    cdef Py_ssize_t buf[32]
-    cdef object root
-    if c is Tensor:
-        if _get(x, _T_ST) is None:
-            return None  # moved: the general path refuses it
-        shape = _get(x, _T_SHAPE)
-    elif c is TensorView:
-        shape = _get(x, _V_SHAPE)
-    else:
-        return None
-    rank = len(shape)
-    if rank == 0 or rank > 32:
+    cdef Py_ssize_t rank, offset, dim, idx, i
+    cdef Py_ssize_t in_strides[32]
+    cdef Py_ssize_t out_shape[32]
+    cdef int overflow = 0
+    cdef tuple shape = _descriptor_into(x, c, in_strides, &rank, &offset)
+    if shape is None or rank == 0:
         return None
     dim = <Py_ssize_t>shape[0]
-    cdef int overflow = 0
     idx = PyLong_AsLongAndOverflow(key, &overflow)  # an exact int: no conversion runs
     if overflow != 0 or idx < -dim or idx >= dim:
         return None
     if idx < 0:
         idx += dim
-    cdef tuple rows
+    for i in range(1, rank):
+        out_shape[i - 1] = <Py_ssize_t>shape[i]
+    offset += idx * in_strides[0]
+    cdef tuple out_s = _shape_again(out_shape, rank - 1)
+    cdef tuple out_st = _strides_again(&in_strides[1], rank - 1)
     if c is Tensor:
-        rows = _rows_last
-        if rows[0] is not shape:
-            # Column-major: axis 0 has stride 1; axis i the product of the dims before it.
-            acc = dim
-            for i in range(1, rank):
-                buf[i - 1] = acc
-                acc *= <Py_ssize_t>shape[i]
-            rows = (shape, shape[1:], _ints_tuple(buf, rank - 1))
-            _set_rows_last(rows)
-        return view_of(x, rows[1], rows[2], idx)
-    strides = _get(x, _V_STRIDES)
-    rows = _view_rows_last
-    if rows[0] is not shape or rows[1] is not strides:
-        rows = (shape, strides, shape[1:], strides[1:])
-        _set_view_rows_last(rows)
-    return _derived(
-        x, rows[2], rows[3], <Py_ssize_t>_get(x, _V_OFFSET) + idx * <Py_ssize_t>strides[0]
-    )
+        return view_of(x, out_s, out_st, offset)
+    return _derived(x, out_s, out_st, offset)
 
 
 # ---------------------------------------------------------------------- reshape

@@ -12,8 +12,8 @@
 # * only a loop whose results are bit-for-bit numpy's own is used: at its first use it
 #   is run beside the ufunc on probe values (signed zeros, infinities, NaNs, the
 #   dtype's extremes, pairs of them) and dropped (never used) on any difference;
-# * numpy's floating-point error rule is kept exactly: the flags are cleared before
-#   the loop and read after it, and a loop that raised any flag is run again through
+# * numpy's floating-point error rule is kept exactly: the flags are cleared (where
+#   set) before the loop and read after it, and a loop that raised any flag is run again through
 #   the ufunc itself, which warns, raises or ignores as the caller's errstate says
 #   (and writes the same values again);
 # * only aligned, native, same-dtype operands of at most `_DIRECT_MAX` elements (where
@@ -49,7 +49,10 @@ cdef class _Loop:
     cdef object out
 
 
-cdef object _np_dtype_of = None  # numpy.dtype, bound at the first loop resolved
+#: Each ufunc's loops, found and checked once per process and shared by every `Kernel`
+#: of it (the namespace's functions and the engine's methods): ufunc -> {input
+#: descriptor -> _Loop, or None (not usable)}.
+cdef dict _loop_tables = {}
 
 
 cdef class Kernel:
@@ -69,18 +72,15 @@ cdef class Kernel:
             raise TypeError(f"tenferro: Kernel takes a ufunc with one output, got {ufunc!r}")
         self.ufunc = ufunc
         self.call = ufunc if call is None else call
-        self._loops = {}
+        self._loops = _loop_tables.setdefault(ufunc, {})
 
     def __call__(self, *args):
         return self.call(*args)
 
     def direct(self, object dtype):
         """Whether calls on inputs of numpy dtype ``dtype`` run the loop directly."""
-        global _np_dtype_of
-        if _np_dtype_of is None:
-            import numpy
-            _np_dtype_of = numpy.dtype
-        return self._loop(_np_dtype_of(dtype)) is not None
+        import numpy
+        return self._loop(numpy.dtype(dtype)) is not None
 
     cdef _Loop _loop(self, object inp):
         """The usable loop for inputs of descriptor ``inp``, or None (use the ufunc)."""
@@ -100,19 +100,19 @@ cdef object _resolve(object ufunc, object inp):
     """The loop numpy's dispatch runs for ``ufunc`` on inputs all of the canonical
     native descriptor ``inp`` (the first of its table whose inputs are ``inp``, the
     legacy selector's choice), if it agrees with the ufunc bit for bit; else None."""
-    global _np_dtype_of
     cdef cnp.ufunc u = <cnp.ufunc>ufunc
     cdef int nin = u.nin
     cdef int nargs = nin + 1
     cdef int i, j, num
     cdef bint match
     cdef _Loop loop
-    if _np_dtype_of is None:
-        import numpy
-        _np_dtype_of = numpy.dtype
     if nin < 1 or nin > 2 or u.functions == NULL or u.types == NULL:
         return None
-    if inp.kind not in "biufc" or inp.itemsize > 16 or inp is not _np_dtype_of(inp.char):
+    if (
+        inp.kind not in "biufc"
+        or inp.itemsize > 16
+        or inp is not cnp.PyArray_DescrFromType(inp.num)
+    ):
         return None  # long double, byte-swapped or non-canonical: the ufunc's call
     num = inp.num
     for i in range(u.ntypes):
@@ -126,10 +126,8 @@ cdef object _resolve(object ufunc, object inp):
         loop.fn = <_LoopFn>u.functions[i]
         loop.data = u.data[i] if u.data != NULL else NULL
         loop.inp = inp
-        loop.out = cnp.PyArray_DescrFromType(u.types[i * nargs + nin])
-        if loop.out is not _np_dtype_of(loop.out.char) or not _agrees(ufunc, loop):
-            return None
-        return loop
+        loop.out = cnp.PyArray_DescrFromType(u.types[i * nargs + nin])  # canonical
+        return loop if _agrees(ufunc, loop) else None
     return None
 
 
@@ -219,6 +217,28 @@ cdef inline bint _usable(object arr, object descr):
     )
 
 
+cdef _Loop _loop_for(object kernel, object first, object out, Py_ssize_t n):
+    """``kernel``'s usable loop for ``n`` elements read from the ndarray ``first`` into
+    ``out`` (both aligned, of exactly the loop's descriptors), or None (the ufunc's
+    call: not a `Kernel`, too large a call, or not a case for the loop)."""
+    if type(kernel) is not Kernel or n > _DIRECT_MAX or not cnp.PyArray_Check(first):
+        return None
+    cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
+    cdef _Loop loop = (<Kernel>kernel)._loop(inp)
+    if loop is None or not _usable(first, inp) or not _usable(out, loop.out):
+        return None
+    return loop
+
+
+cdef inline bint _reported_through_python():
+    # A loop that reports through Python (none of numpy's float loops does): the error is
+    # dropped here, and the ufunc, run again by the caller, raises it its own way.
+    if PyErr_Occurred() != NULL:
+        PyErr_Clear()
+        return True
+    return False
+
+
 cdef bint _direct(
     object kernel, object a, Py_ssize_t start_a, object b, Py_ssize_t start_b, object out,
     Py_ssize_t n, object value
@@ -229,34 +249,23 @@ cdef bint _direct(
     ``b`` the array) into ``out``. True when done with no floating-point flag raised;
     False when the caller must call the ufunc (not a case for the loop, or a flag to
     report: the ufunc then writes the same values and reports it numpy's way)."""
-    if type(kernel) is not Kernel or n > _DIRECT_MAX:
-        return False
-    cdef object first = a if a is not None else b
-    if not cnp.PyArray_Check(first):
-        return False
-    cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
-    cdef _Loop loop = (<Kernel>kernel)._loop(inp)
-    if loop is None or not _usable(first, inp) or not _usable(out, loop.out):
+    cdef _Loop loop = _loop_for(kernel, a if a is not None else b, out, n)
+    if loop is None:
         return False
     cdef double pair[2]
     cdef char* scalar = NULL
     if value is not None:
-        if not _scalar_value(inp, value, pair):
+        if not _scalar_value(loop.inp, value, pair):
             return False
         scalar = <char*>pair
-    elif a is not None and b is not None and not _usable(b, inp):
+    elif a is not None and b is not None and not _usable(b, loop.inp):
         return False
     # Testing the flags is many times cheaper than clearing them (numpy's own
     # `npy_clear_floatstatus_barrier` tests first too): clear only what is set.
     if fetestexcept(_FE_FLAGS) != 0:
         feclearexcept(_FE_FLAGS)
     _run(loop, a, start_a, b, start_b, out, n, scalar)
-    if PyErr_Occurred() != NULL:
-        # A loop that reports through Python (none of numpy's float loops does): the
-        # ufunc runs it again and raises its error its own way.
-        PyErr_Clear()
-        return False
-    return fetestexcept(_FE_FLAGS) == 0
+    return not _reported_through_python() and fetestexcept(_FE_FLAGS) == 0
 
 
 cdef bint _direct_views(
@@ -272,15 +281,10 @@ cdef bint _direct_views(
     dtype, broadcast to ``shape``; the output is ``owner``'s first ``n`` elements,
     row-major when ``c_order``, else column-major. True when done; False when the
     caller must call the ufunc (not a case for the loop)."""
-    if type(kernel) is not Kernel or n > _DIRECT_MAX:
+    cdef _Loop loop = _loop_for(kernel, (p1 if p1 is not None else p2).flat, owner, n)
+    if loop is None:
         return False
-    cdef object first = (p1 if p1 is not None else p2).flat
-    if not cnp.PyArray_Check(first):
-        return False
-    cdef object inp = <object>cnp.PyArray_DESCR(<cnp.ndarray>first)
-    cdef _Loop loop = (<Kernel>kernel)._loop(inp)
-    if loop is None or not _usable(first, inp) or not _usable(owner, loop.out):
-        return False
+    cdef object inp = loop.inp
     cdef double pair[2]
     cdef int rank = <int>len(shape)
     cdef cnp.npy_intp dims[32]
@@ -296,13 +300,15 @@ cdef bint _direct_views(
     for i in range(rank):
         dims[i] = <Py_ssize_t>shape[i]
     if p1 is not None:
-        _operand_steps(x1, c1, p1.flat, rank, &starts[0], steps[0])
+        if not _operand_steps(x1, c1, p1.flat, rank, &starts[0], steps[0]):
+            return False
     else:
         starts[0] = <char*>pair
         for i in range(rank):
             steps[0][i] = 0
     if p2 is not None:
-        _operand_steps(x2, c2, p2.flat, rank, &starts[1], steps[1])
+        if not _operand_steps(x2, c2, p2.flat, rank, &starts[1], steps[1]):
+            return False
     else:
         starts[1] = <char*>pair
         for i in range(rank):
@@ -319,46 +325,32 @@ cdef bint _direct_views(
             steps[2][i] = acc
             acc *= dims[i]
     _run_lines(loop, rank, dims, steps, starts)
-    if PyErr_Occurred() != NULL:
-        PyErr_Clear()  # a loop that reports through Python: the ufunc's call reports it
-        return False
-    return True
+    return not _reported_through_python()
 
 
-cdef void _operand_steps(
+cdef bint _operand_steps(
     object x, object c, object flat, int rank, char** start, cnp.npy_intp* steps
-) except *:
+) except -1:
     """The first byte and the byte strides over the broadcast shape of rank ``rank``
     (axes aligned to the right; a missing or length-one axis repeats: stride 0) of
     ``x``, a `Tensor` (column-major over all of ``flat``) or a `TensorView` (its own
     strides and offset over ``flat``, which it stays inside: checked when it was
-    made), read on ``flat``, a 1-D ndarray of its dtype."""
+    made), read on ``flat``, a 1-D ndarray of its dtype. False for what
+    `_descriptor_into` declines (the caller's ufunc call)."""
     cdef cnp.npy_intp unit = cnp.PyArray_STRIDE(<cnp.ndarray>flat, 0)
-    cdef tuple shape
-    cdef tuple own = None
-    cdef Py_ssize_t offset = 0
-    cdef cnp.npy_intp acc = 1
-    cdef int nd, i, j
-    cdef Py_ssize_t d
-    if c is Tensor:
-        shape = _get(x, _T_SHAPE)
-    else:
-        shape = _get(x, _V_SHAPE)
-        own = _get(x, _V_STRIDES)
-        offset = <Py_ssize_t>_get(x, _V_OFFSET)
-    nd = <int>len(shape)
-    for i in range(rank):
-        steps[i] = 0
+    cdef Py_ssize_t own[32]
+    cdef Py_ssize_t nd, offset, j
+    # The operand's element strides and offset, as every compiled path reads them.
+    cdef tuple shape = _descriptor_into(x, c, own, &nd, &offset)
+    if shape is None:
+        return False
+    for j in range(rank):
+        steps[j] = 0
     for j in range(nd):
-        d = <Py_ssize_t>shape[j]
-        i = j + rank - nd
-        if own is None:
-            if d != 1:
-                steps[i] = acc * unit
-            acc *= d
-        elif d != 1:
-            steps[i] = <Py_ssize_t>own[j] * unit
+        if <Py_ssize_t>shape[j] != 1:
+            steps[j + rank - nd] = own[j] * unit
     start[0] = cnp.PyArray_BYTES(<cnp.ndarray>flat) + offset * unit
+    return True
 
 
 cdef void _run_lines(
